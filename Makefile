@@ -1,0 +1,44 @@
+# Two commands on a fresh machine with python3, pip and make: `make demo` and `make test`.
+# Everything else (uv, the virtual environment, the dependencies) is bootstrapped here.
+
+PYTHON ?= python3
+UV_VERSION := 0.13.9
+UV := .uv/bin/uv
+VENV := .venv
+BIN := $(VENV)/bin
+
+# uv must use the machine's interpreter: it cannot download one here.
+export UV_PYTHON_DOWNLOADS := never
+
+.PHONY: install lint typecheck unit test demo bench clean
+
+$(UV):
+	$(PYTHON) -m venv .uv
+	.uv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
+
+$(VENV)/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
+	$(UV) sync --frozen --all-extras --python $(PYTHON)
+	touch $@
+
+install: $(VENV)/.synced
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+typecheck: install
+	$(BIN)/mypy
+
+unit: install
+	$(BIN)/pytest -n 2 --dist loadgroup
+
+test: lint typecheck unit
+
+demo: install
+	$(BIN)/python -m dagster_dataframely_demo
+
+bench: install
+	$(BIN)/python benchmarks/run.py
+
+clean:
+	rm -rf .uv $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -1,0 +1,99 @@
+"""The rule catalogue: every rule of a schema, known before any data is seen.
+
+Every surface of the package (Columns tab, check specs, evaluation, quarantine) reads the
+same `Rule` records, so a rule has one name, one check name and one severity everywhere.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+import dataframely as dy
+import polars as pl
+
+from ._constraints import docstring_summary, render
+from ._dataframely import rule_expressions, rule_owner, schema_rule_function
+from ._naming import check_name, guard_check_names, guard_columns
+from ._schemas import SchemaLike, as_dataframely
+from ._severity import Severity, warned_rules
+
+_MAX_EXPRESSION = 400
+
+
+@dataclass(frozen=True)
+class Rule:
+    """One Dataframely rule, as Dagster reports it."""
+
+    #: The Dataframely rule name: `amount|min`, `primary_key`, `paid_orders_have_amount`.
+    name: str
+    #: The column the rule belongs to; None for schema-level rules.
+    column: str | None
+    #: The rule's own check name, also its column name in the quarantine frame.
+    check_name: str
+    severity: Severity
+    #: The rule's docstring, else its rendered constraint (`amount >= 0`), else its name.
+    description: str
+    #: The polars expression as text (shortened when long).
+    expression: str
+    #: The boolean expression Dataframely evaluates; `False` marks a failing row.
+    expr: pl.Expr = field(repr=False, compare=False)
+    #: For `unique` and primary-key rules: the columns whose combined values must be
+    #: distinct. Such rules are counted by a grouped count instead of a window expression.
+    distinct_over: tuple[str, ...] | None = None
+
+
+def rules(schema: SchemaLike, *, warn: tuple[str, ...] | list[str] = ()) -> list[Rule]:
+    """Every rule of `schema`, in Dataframely's order, with `warn` added to its `"warn"` rules.
+
+    Raises the naming errors (`ReservedColumnError`, `InvalidCheckNameError`,
+    `CheckNameCollisionError`) and `InvalidSeverityError` here, at definition time.
+    """
+    return list(_rules(as_dataframely(schema), frozenset(warn)))
+
+
+@lru_cache(maxsize=256)
+def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
+    columns = schema.columns()
+    guard_columns(schema.__name__, columns)
+    expressions = rule_expressions(schema)
+    guard_check_names(schema.__name__, {rule: check_name(rule) for rule in expressions})
+    warned = warned_rules(schema, warn)
+    catalogue = []
+    for name, expr in expressions.items():
+        column, suffix = rule_owner(name, list(columns))
+        if column is None:
+            description = _schema_rule_description(schema, name)
+        else:
+            description = render(column, columns[column], suffix) or name
+        text = str(expr)
+        catalogue.append(
+            Rule(
+                name=name,
+                column=column,
+                check_name=check_name(name),
+                severity="warn" if name in warned else "error",
+                description=description,
+                expression=text if len(text) <= _MAX_EXPRESSION else text[:_MAX_EXPRESSION] + "…",
+                expr=expr,
+                distinct_over=_distinct_over(schema, column, suffix),
+            )
+        )
+    return tuple(catalogue)
+
+
+def _schema_rule_description(schema: type[dy.Schema], name: str) -> str:
+    if name == "primary_key":
+        return f"primary key ({', '.join(schema.primary_key())}) is unique"
+    function = schema_rule_function(schema, name)
+    return (docstring_summary(function) if function else None) or name
+
+
+def _distinct_over(
+    schema: type[dy.Schema], column: str | None, suffix: str
+) -> tuple[str, ...] | None:
+    if column is None and suffix == "primary_key":
+        return tuple(schema.primary_key())
+    if column is not None and suffix == "unique":
+        return (column,)
+    return None

@@ -1,0 +1,105 @@
+"""Plain-text renderings of Dataframely column constraints, such as `amount >= 0`.
+
+One rendering serves the Columns tab (beside the column) and the rule descriptions of checks.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import inspect
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import dataframely as dy
+import polars as pl
+
+_MAX_LISTED = 8
+_COMPARISONS = {"min": ">=", "min_exclusive": ">", "max": "<=", "max_exclusive": "<"}
+
+
+def value_text(value: Any) -> str:
+    """A constraint value as a reader would write it."""
+    if isinstance(value, str):
+        return repr(value)
+    if isinstance(value, (dt.date, dt.time)):
+        return value.isoformat()
+    return str(value)
+
+
+def listing(values: Sequence[Any]) -> str:
+    """Up to a few values, then how many more there are, so a long `is_in` stays short."""
+    shown = ", ".join(value_text(v) for v in values[:_MAX_LISTED])
+    rest = len(values) - _MAX_LISTED
+    return "{" + shown + (f", … {rest} more" if rest > 0 else "") + "}"
+
+
+def docstring_summary(function: Callable[..., Any]) -> str | None:
+    """The first paragraph of a function's docstring, on one line."""
+    doc = inspect.getdoc(function)
+    if not doc:
+        return None
+    return " ".join(doc.split("\n\n", 1)[0].split())
+
+
+def column_checks(column: dy.Column, rule_names: Sequence[str]) -> dict[str, Callable[..., Any]]:
+    """Map a column's `check__*` rule suffixes to the callables behind them.
+
+    `rule_names` are the column's rule suffixes in Dataframely's order, which follows the
+    order of the callables in `check=`.
+    """
+    check = column.check
+    if check is None:
+        return {}
+    if isinstance(check, dict):
+        return {f"check__{name}": fn for name, fn in check.items()}
+    callables: list[Any] = list(check) if isinstance(check, Sequence) else [check]
+    names = [name for name in rule_names if name == "check" or name.startswith("check__")]
+    return dict(zip(names, callables, strict=True))
+
+
+def render(name: str, column: dy.Column, suffix: str) -> str | None:
+    """Render the rule `suffix` of `column` (called `name`), or None if it is not known."""
+    if suffix == "nullability":
+        return f"{name} is not null"
+    if suffix == "unique":
+        return f"{name} is unique"
+    if suffix in _COMPARISONS:
+        return f"{name} {_COMPARISONS[suffix]} {value_text(getattr(column, suffix))}"
+    if suffix in ("min_length", "max_length"):
+        unit = "byte length" if isinstance(column, dy.String) else "length"
+        op = ">=" if suffix == "min_length" else "<="
+        return f"{unit} of {name} {op} {getattr(column, suffix)}"
+    if suffix == "regex":
+        return f"{name} matches /{column.regex}/"  # type: ignore[attr-defined]
+    if suffix == "is_in":
+        return f"{name} in {listing(list(column.is_in))}"  # type: ignore[attr-defined]
+    if suffix == "inf":
+        return f"{name} is not infinite"
+    if suffix == "nan":
+        return f"{name} is not NaN"
+    if suffix == "resolution":
+        return f"{name} is a multiple of {column.resolution}"  # type: ignore[attr-defined]
+    if suffix == "primary_key":
+        return f"elements of {name} are unique by their primary key"
+    if suffix == "check" or suffix.startswith("check__"):
+        fn = column_checks(column, list(column.validation_rules(pl.col(name)))).get(suffix)
+        custom = docstring_summary(fn) if fn is not None else None
+        return custom or f"{name} passes the custom check {suffix.removeprefix('check__')!r}"
+    if suffix.startswith("inner_"):
+        return _render_inner(name, column, suffix.removeprefix("inner_"))
+    return None
+
+
+def _render_inner(name: str, column: dy.Column, suffix: str) -> str | None:
+    inner = getattr(column, "inner", None)
+    if isinstance(inner, dict):  # a struct: `inner_<field>_<rule>`
+        for field, field_column in inner.items():
+            if suffix.startswith(f"{field}_"):
+                text = render(f"{name}.{field}", field_column, suffix[len(field) + 1 :])
+                if text is not None:
+                    return text
+        return None
+    if isinstance(inner, dy.Column):  # a list or an array: every element
+        text = render("element", inner, suffix)
+        return None if text is None else f"every element of {name}: {text}"
+    return None

@@ -1,0 +1,58 @@
+"""Rule severity: `"error"` by default, `"warn"` where `dd.warn` or `warn=` says so."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from typing import Literal, TypeVar
+
+import dataframely as dy
+
+from ._dataframely import rule_expressions, rule_owner
+from .errors import InvalidSeverityError
+
+Severity = Literal["error", "warn"]
+S = TypeVar("S", bound=type[dy.Schema])
+
+_WARN_ATTR = "__dagster_dataframely_warn__"
+
+
+def warn(*rules: str) -> Callable[[S], S]:
+    """Declare rules of a schema `"warn"`: failing rows are reported, not blocked.
+
+    A name is a Dataframely rule name (`"amount|max"`, `"paid_orders_have_amount"`) or a
+    column name, meaning every rule of that column. Unknown names raise
+    `InvalidSeverityError` when the class is decorated.
+
+    Example:
+        ```python
+        @dd.warn("amount|max", "note")
+        class Orders(dy.Schema): ...
+        ```
+    """
+
+    def decorate(schema: S) -> S:
+        warned_rules(schema, rules)  # validates the names now, not at the first run
+        setattr(schema, _WARN_ATTR, declared(schema) | frozenset(rules))
+        return schema
+
+    return decorate
+
+
+def declared(schema: type[dy.Schema]) -> frozenset[str]:
+    """The names a schema declares `"warn"` (through `dd.warn`), as written."""
+    return frozenset(getattr(schema, _WARN_ATTR, frozenset()))
+
+
+def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozenset[str]:
+    """The rule names of `schema` that are `"warn"`: declared ones plus `extra`."""
+    columns = list(schema.columns())
+    owners = {rule: rule_owner(rule, columns)[0] for rule in rule_expressions(schema)}
+    names = declared(schema) | frozenset(extra)
+    unknown = sorted(n for n in names if n not in owners and n not in columns)
+    if unknown:
+        raise InvalidSeverityError(
+            f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} neither a "
+            f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'. "
+            f"Rules: {', '.join(owners) or '(none)'}. Columns: {', '.join(columns)}."
+        )
+    return frozenset(rule for rule, column in owners.items() if rule in names or column in names)

@@ -1,0 +1,94 @@
+"""The errors of dagster-dataframely: one class per user mistake or data outcome.
+
+Every message says what was wrong, where, and what to do about it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+__all__ = [
+    "CheckNameCollisionError",
+    "ColumnSchemaError",
+    "DagsterDataframelyError",
+    "InvalidCheckNameError",
+    "InvalidSettingError",
+    "InvalidSeverityError",
+    "NoValidRowsError",
+    "QuarantineKeyCollisionError",
+    "ReservedColumnError",
+    "UnsupportedFrameError",
+    "UnsupportedSchemaError",
+    "ValidationAbortError",
+]
+
+
+class DagsterDataframelyError(Exception):
+    """Base class of every error this package raises."""
+
+
+# ----------------------------------- definition time ---------------------------------- #
+
+
+class InvalidSettingError(DagsterDataframelyError, ValueError):
+    """A setting has a value it cannot take, in an argument or an environment variable."""
+
+
+class InvalidSeverityError(DagsterDataframelyError, ValueError):
+    """`dd.warn` or `warn=` names something that is neither a rule nor a column."""
+
+
+class ReservedColumnError(DagsterDataframelyError, ValueError):
+    """A schema column uses the `dy_` prefix this package reserves for check names."""
+
+
+class InvalidCheckNameError(DagsterDataframelyError, ValueError):
+    """A rule's check name has characters Dagster does not allow in a check name."""
+
+
+class CheckNameCollisionError(DagsterDataframelyError, ValueError):
+    """Two rules of one schema map to the same check name."""
+
+
+class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
+    """An object passed as a schema cannot be turned into a rule catalogue."""
+
+
+# ------------------------------------- run time ------------------------------------- #
+
+
+class UnsupportedFrameError(DagsterDataframelyError, TypeError):
+    """A value to validate is not a table this package can read."""
+
+
+class ColumnSchemaError(DagsterDataframelyError):
+    """The frame's columns do not match the schema: a column is missing or has another dtype.
+
+    The package never casts; the message names `Schema.cast` as the remedy.
+    """
+
+    def __init__(self, message: str, *, mismatches: Mapping[str, tuple[str, str | None]]):
+        super().__init__(message)
+        #: column -> (expected dtype, actual dtype or None when the column is missing)
+        self.mismatches = dict(mismatches)
+
+
+class ValidationAbortError(DagsterDataframelyError):
+    """Rows failed `"error"` rules and the asset does not quarantine: nothing was written."""
+
+    def __init__(
+        self, message: str, *, counts: Mapping[str, int], quarantine: str | None = None
+    ) -> None:
+        super().__init__(message)
+        #: rule name -> failed rows, for the `"error"` rules that failed
+        self.counts = dict(counts)
+        #: the quarantine address, when the invalid rows were written to one
+        self.quarantine = quarantine
+
+
+class NoValidRowsError(ValidationAbortError):
+    """Every row failed an `"error"` rule: the quarantine was written, the table was not."""
+
+
+class QuarantineKeyCollisionError(DagsterDataframelyError):
+    """Another asset in the code location already materializes the quarantine's asset key."""

@@ -1,6 +1,9 @@
-"""dagster-dataframely: a table's Dataframely schema as Dagster's single source of data quality."""
+"""dagster-dataframely: a table's Dataframely schema as Dagster's single source of data quality.
 
-from . import errors
+`import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`.
+"""
+
+from . import errors, wiring
 from ._severity import warn
 
-__all__ = ["errors", "warn"]
+__all__ = ["errors", "warn", "wiring"]

@@ -1,0 +1,149 @@
+"""The evaluator: how every entry point evaluates rules on a frame.
+
+A rule fails a row where its expression is `False`; `null` passes, as in
+`Schema.filter(cast=False)`. Counts are streaming aggregations over the lazy plan, so memory
+does not grow with the table; `unique` and primary-key rules are grouped counts, whose memory
+grows with the number of distinct keys. Only sampled failing rows are ever materialized.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dataframely as dy
+import polars as pl
+
+from ._catalogue import Rule
+from .errors import UnsupportedFrameError
+
+_ROWS = "__dy_rows"
+_SAMPLE_COLUMNS = 8
+
+
+@dataclass(frozen=True)
+class Evaluation:
+    """What evaluating a set of rules on a frame found."""
+
+    row_count: int
+    #: rule name -> number of failing rows, for every evaluated rule (0 included)
+    failed: Mapping[str, int]
+    #: rule name -> up to `max_failure_samples` failing rows, for failing rules only
+    samples: Mapping[str, pl.DataFrame]
+
+
+def as_lazy(frame: Any) -> pl.LazyFrame:
+    """A `pl.LazyFrame` over `frame`: polars frames as they are, pandas and pyarrow converted."""
+    if isinstance(frame, pl.LazyFrame):
+        return frame
+    if isinstance(frame, pl.DataFrame):
+        return frame.lazy()
+    module = type(frame).__module__.split(".")[0]
+    if module == "pandas":
+        return pl.from_pandas(frame).lazy()
+    if module == "pyarrow":
+        converted = pl.from_arrow(frame)
+        if isinstance(converted, pl.DataFrame):
+            return converted.lazy()
+    raise UnsupportedFrameError(
+        f"Cannot validate a {type(frame).__module__}.{type(frame).__qualname__}: expected a "
+        "polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. Make the asset "
+        "(or its IO manager) produce one of those."
+    )
+
+
+def column_mismatches(
+    schema: type[dy.Schema], actual: Mapping[str, pl.DataType]
+) -> dict[str, tuple[str, str | None]]:
+    """Columns of `schema` that `actual` lacks or holds with another dtype:
+    column -> (expected dtype, actual dtype or None when missing). Reads no data."""
+    mismatches: dict[str, tuple[str, str | None]] = {}
+    for name, column in schema.columns().items():
+        dtype = actual.get(name)
+        if dtype is None or not column.validate_dtype(dtype):
+            mismatches[name] = (str(column.dtype), None if dtype is None else str(dtype))
+    return mismatches
+
+
+def rule_columns(lf: pl.LazyFrame, rules: Sequence[Rule]) -> pl.LazyFrame:
+    """`lf` with one Boolean column per rule, named by its check name: `False` fails the row.
+
+    The row-level definition of a rule, as `Schema.filter` has it: a `null` result passes.
+    """
+    return lf.with_columns(rule.expr.fill_null(True).alias(rule.check_name) for rule in rules)
+
+
+def evaluate(
+    lf: pl.LazyFrame,
+    rules: Sequence[Rule],
+    *,
+    max_failure_samples: int,
+    identify: Sequence[str] = (),
+) -> Evaluation:
+    """Count each rule's failing rows on `lf` and sample up to `max_failure_samples` of them.
+
+    `lf` must hold the schema's columns with the schema's dtypes. Samples show the columns
+    that explain a failure, after the `identify` columns (the primary key) that locate it.
+    """
+    row_wise = [rule for rule in rules if rule.distinct_over is None]
+    counts = rule_columns(lf, row_wise).select(
+        pl.len().alias(_ROWS),
+        *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
+    )
+    grouped = [
+        _duplicates(lf, rule.distinct_over).select(
+            pl.col(_ROWS).filter(pl.col(_ROWS) > 1).sum().alias(rule.name)
+        )
+        for rule in rules
+        if rule.distinct_over is not None
+    ]
+    failed: dict[str, int] = {}
+    for frame in pl.collect_all([counts, *grouped], engine="streaming"):
+        failed.update({name: int(frame[name][0] or 0) for name in frame.columns})
+    row_count = failed.pop(_ROWS)
+    failing = [rule for rule in rules if failed[rule.name]]
+    samples = _samples(lf, failing, max_failure_samples, identify) if max_failure_samples else {}
+    return Evaluation(row_count=row_count, failed=failed, samples=samples)
+
+
+def failing_rows(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
+    """The rows of `lf` that fail `rule`, streaming where the rule allows it."""
+    if rule.distinct_over is None:
+        return rule_columns(lf, [rule]).filter(~pl.col(rule.check_name)).drop(rule.check_name)
+    keys = list(rule.distinct_over)
+    repeated = _duplicates(lf, rule.distinct_over).filter(pl.col(_ROWS) > 1).select(keys)
+    return lf.join(repeated, on=keys, how="semi", nulls_equal=True)
+
+
+def _duplicates(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
+    """How many rows share each key: one row per distinct key, count in `__dy_rows`."""
+    return lf.group_by(list(keys)).agg(pl.len().alias(_ROWS))
+
+
+def _samples(
+    lf: pl.LazyFrame, rules: Sequence[Rule], limit: int, identify: Sequence[str]
+) -> dict[str, pl.DataFrame]:
+    available = lf.collect_schema().names()
+    queries = [
+        failing_rows(lf, rule).select(_explaining(rule, identify, available)).head(limit)
+        for rule in rules
+    ]
+    collected = pl.collect_all(queries, engine="streaming") if queries else []
+    return {rule.name: frame for rule, frame in zip(rules, collected, strict=True)}
+
+
+def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> list[str]:
+    """The identifying columns, then the columns the rule reads, at most a few."""
+    try:
+        read = rule.expr.meta.root_names()
+    except pl.exceptions.PolarsError:  # some nested expressions cannot be inspected
+        read = []
+    wanted = [
+        *identify,
+        *(rule.distinct_over or ()),
+        *([rule.column] if rule.column else []),
+        *read,
+    ]
+    ordered = list(dict.fromkeys(name for name in wanted if name in available))
+    return (ordered or available)[:_SAMPLE_COLUMNS]

@@ -1,0 +1,66 @@
+"""The Columns tab: a schema as Dagster's `dagster/column_schema` definition metadata."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import dagster as dg
+
+from ._catalogue import Rule, rules
+from ._schemas import SchemaLike, as_dataframely
+
+COLUMN_SCHEMA_KEY = "dagster/column_schema"
+
+# Shown through `nullable` and `unique` flags of the column, not as extra constraints.
+_FLAG_SUFFIXES = ("|nullability", "|unique")
+
+
+def table_schema(schema: SchemaLike) -> dg.TableSchema:
+    """The schema's columns as a `dg.TableSchema`: dtypes, descriptions, nullability,
+    uniqueness, every other column constraint beside its column, the primary key and the
+    schema-level rules at table level, and column tags (`dy.Column(metadata=...)`) as strings.
+
+    `unique` comes from each column's own flag, never from the primary key: a composite key
+    does not make its columns unique, and the Columns tab must not show a constraint no rule
+    checks.
+    """
+    dy_schema = as_dataframely(schema)
+    catalogue = rules(dy_schema)
+    columns = [
+        dg.TableColumn(
+            name=name,
+            type=str(column.dtype),
+            description=column.description,
+            constraints=dg.TableColumnConstraints(
+                nullable=column.nullable,
+                unique=column.unique,
+                other=[
+                    _constraint(rule)
+                    for rule in catalogue
+                    if rule.column == name and not rule.name.endswith(_FLAG_SUFFIXES)
+                ],
+            ),
+            tags=_tags(column.metadata),
+        )
+        for name, column in dy_schema.columns().items()
+    ]
+    table_level = [_constraint(rule) for rule in catalogue if rule.column is None]
+    return dg.TableSchema(
+        columns=columns,
+        constraints=dg.TableConstraints(other=table_level) if table_level else None,
+    )
+
+
+def schema_metadata(schema: SchemaLike) -> dict[str, dg.TableSchema]:
+    """The definition metadata that fills an asset's Columns tab: one `dagster/column_schema`
+    entry, to merge with your own `metadata`."""
+    return {COLUMN_SCHEMA_KEY: table_schema(schema)}
+
+
+def _constraint(rule: Rule) -> str:
+    return rule.description + (" (warn)" if rule.severity == "warn" else "")
+
+
+def _tags(metadata: dict[str, Any] | None) -> dict[str, str] | None:
+    # `dg.TableColumn.tags` is `Mapping[str, str]`; Dagster rejects other value types.
+    return {str(k): str(v) for k, v in metadata.items()} if metadata else None

@@ -1,0 +1,168 @@
+"""Check results: the column-schema check, then one result per planned check."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from ._catalogue import rules
+from ._display import shorten, table
+from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
+from ._naming import COLUMN_SCHEMA_CHECK
+from ._schemas import SchemaLike, as_dataframely
+from ._settings import CheckSettings
+from ._specs import Check, plan
+from .errors import ColumnSchemaError
+
+_LISTED_MISMATCHES = 50
+_SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
+
+
+def check_results(
+    schema: SchemaLike,
+    frame: Any,
+    *,
+    asset_key: dg.AssetKey | str | Sequence[str],
+    severity: dg.AssetCheckSeverity | None = None,
+    warn: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    max_failure_samples: int | None = None,
+    checks: Collection[str] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """Evaluate `schema` on `frame` and yield a result for each check; write nothing.
+
+    `frame` is a polars DataFrame or LazyFrame (a LazyFrame is streamed, never collected
+    whole), a pandas DataFrame or a pyarrow Table. The column-schema check comes first and
+    reads only the frame's schema: on a mismatch its failed result is yielded, then
+    `ColumnSchemaError` is raised and no rule is evaluated. Each rule check fails with its
+    rule's severity unless `severity` overrides it. `checks` limits the results to those
+    check names (the column-schema check is always evaluated).
+    """
+    dy_schema = as_dataframely(schema)
+    key = dg.AssetKey.from_coercible(asset_key)
+    settings = CheckSettings.resolve(
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+    )
+    lf = as_lazy(frame)
+    yield from column_schema_results(dy_schema, lf.collect_schema(), key)
+    planned = plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__)
+    if checks is not None:
+        planned = [check for check in planned if check.name in checks]
+    evaluation = evaluate(
+        lf.select(dy_schema.column_names()),
+        [rule for check in planned for rule in check.rules],
+        max_failure_samples=settings.max_failure_samples,
+        identify=dy_schema.primary_key(),
+    )
+    yield from results(planned, evaluation, asset_key=key, severity=severity)
+
+
+def column_schema_results(
+    schema: type[dy.Schema], actual: Mapping[str, pl.DataType], asset_key: dg.AssetKey
+) -> Iterator[dg.AssetCheckResult]:
+    """The `dy_schema__columns` result; on a mismatch, yield it failed and raise."""
+    mismatches = column_mismatches(schema, actual)
+    listed = list(mismatches.items())[:_LISTED_MISMATCHES]
+    metadata: dict[str, Any] = {"dy_mismatched_columns": len(mismatches)}
+    if mismatches:
+        metadata["dy_mismatches"] = table(
+            pl.DataFrame(
+                [(name, expected, actual or "(missing)") for name, (expected, actual) in listed],
+                schema=["column", "expected", "actual"],
+                orient="row",
+            )
+        )
+    yield dg.AssetCheckResult(
+        check_name=COLUMN_SCHEMA_CHECK,
+        asset_key=asset_key,
+        passed=not mismatches,
+        severity=dg.AssetCheckSeverity.ERROR,
+        metadata=metadata,
+    )
+    if mismatches:
+        raise ColumnSchemaError(_mismatch_message(schema, mismatches), mismatches=mismatches)
+
+
+def results(
+    checks: Sequence[Check],
+    evaluation: Evaluation,
+    *,
+    asset_key: dg.AssetKey,
+    severity: dg.AssetCheckSeverity | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """One `AssetCheckResult` per check, from an evaluation of its rules."""
+    for check in checks:
+        failing = [rule for rule in check.rules if evaluation.failed[rule.name]]
+        own = "error" if any(r.severity == "error" for r in failing or check.rules) else "warn"
+        metadata: dict[str, Any] = {
+            "dy_failed_count": sum(evaluation.failed[rule.name] for rule in check.rules),
+            "dy_row_count": evaluation.row_count,
+        }
+        if len(check.rules) == 1:
+            rule = check.rules[0]
+            metadata["dy_rule"] = rule.name
+            if failing:
+                metadata["dy_expression"] = dg.MetadataValue.text(rule.expression)
+        else:
+            metadata["dy_rules"] = table(_per_rule(check, evaluation), max_rows=50)
+        sample = _sample(check, evaluation)
+        if sample is not None:
+            metadata["dy_failed_sample"] = table(sample)
+        yield dg.AssetCheckResult(
+            check_name=check.name,
+            asset_key=asset_key,
+            passed=not failing,
+            severity=severity or _SEVERITY[own],
+            description=shorten(check.description, 1000),
+            metadata=metadata,
+        )
+
+
+def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
+    frame = pl.DataFrame(
+        [(r.name, r.severity, evaluation.failed[r.name]) for r in check.rules],
+        schema={"rule": pl.String, "severity": pl.String, "failed": pl.Int64},
+        orient="row",
+    )
+    return frame.sort("failed", descending=True, maintain_order=True)
+
+
+def _sample(check: Check, evaluation: Evaluation) -> pl.DataFrame | None:
+    samples = [
+        evaluation.samples[rule.name]
+        .select(pl.all().cast(pl.String))
+        .with_columns(dy_rule=pl.lit(rule.name))
+        for rule in check.rules
+        if rule.name in evaluation.samples
+    ]
+    if not samples:
+        return None
+    if len(samples) == 1 and len(check.rules) == 1:
+        return samples[0].drop("dy_rule")
+    merged = pl.concat(samples, how="diagonal")
+    return merged.select("dy_rule", pl.exclude("dy_rule"))
+
+
+def _mismatch_message(
+    schema: type[dy.Schema], mismatches: Mapping[str, tuple[str, str | None]]
+) -> str:
+    lines = [
+        f"  - {name}: missing (expected {expected})"
+        if actual is None
+        else f"  - {name}: {actual}, expected {expected}"
+        for name, (expected, actual) in list(mismatches.items())[:_LISTED_MISMATCHES]
+    ]
+    if len(mismatches) > _LISTED_MISMATCHES:
+        lines.append(f"  … and {len(mismatches) - _LISTED_MISMATCHES} more")
+    return (
+        f"The frame does not match {schema.__name__}: {len(mismatches)} column(s) missing or "
+        "of another dtype:\n" + "\n".join(lines) + "\nThe package never casts. Produce the "
+        f"declared dtypes, or call `{schema.__name__}.cast(frame)` in the asset to cast."
+    )

@@ -1,0 +1,106 @@
+"""Which checks a schema has, and their `dg.AssetCheckSpec`s.
+
+The granularity decides how rules map to checks; the same plan names the specs and the
+results, so the two always agree.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import dagster as dg
+
+from ._catalogue import Rule, rules
+from ._naming import COLUMN_SCHEMA_CHECK, SCHEMA_RULES_CHECK, column_check_name, guard_check_names
+from ._schemas import SchemaLike, as_dataframely
+from ._settings import CheckSettings
+
+_MAX_DESCRIPTION = 600
+
+
+@dataclass(frozen=True)
+class Check:
+    """One asset check and the rules it reports."""
+
+    name: str
+    rules: tuple[Rule, ...]
+
+    @property
+    def has_error_rule(self) -> bool:
+        return any(rule.severity == "error" for rule in self.rules)
+
+    @property
+    def description(self) -> str:
+        if len(self.rules) == 1:
+            return self.rules[0].description
+        text = "; ".join(
+            rule.description + (" (warn)" if rule.severity == "warn" else "") for rule in self.rules
+        )
+        return text if len(text) <= _MAX_DESCRIPTION else text[: _MAX_DESCRIPTION - 1] + "…"
+
+
+def plan(catalogue: Sequence[Rule], settings: CheckSettings, schema_name: str) -> list[Check]:
+    """Group the catalogue into checks, by `check_granularity` and `schema_rules`."""
+    if settings.check_granularity == "schema":
+        checks = [Check(SCHEMA_RULES_CHECK, tuple(catalogue))] if catalogue else []
+    elif settings.check_granularity == "rule":
+        checks = [Check(rule.check_name, (rule,)) for rule in catalogue]
+    else:
+        by_column: dict[str, list[Rule]] = {}
+        for rule in catalogue:
+            if rule.column is not None:
+                by_column.setdefault(rule.column, []).append(rule)
+        checks = [Check(column_check_name(c), tuple(r)) for c, r in by_column.items()]
+        unowned = [rule for rule in catalogue if rule.column is None]
+        if settings.schema_rules == "per_rule":
+            checks += [Check(rule.check_name, (rule,)) for rule in unowned]
+        elif unowned:
+            checks.append(Check(SCHEMA_RULES_CHECK, tuple(unowned)))
+    guard_check_names(schema_name, {check.name: check.name for check in checks})
+    return checks
+
+
+def check_specs(
+    schema: SchemaLike,
+    *,
+    asset: dg.AssetKey | str | Sequence[str],
+    warn: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    quarantine: bool = False,
+    blocking: bool | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
+) -> list[dg.AssetCheckSpec]:
+    """A spec for every check `schema` defines on `asset`, the column-schema check first.
+
+    `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
+    `"error"` rule and the asset does not quarantine; `blocking` overrides that.
+    Pass the same `check_granularity` and `schema_rules` to the call that yields results.
+    """
+    dy_schema = as_dataframely(schema)
+    settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
+    key = dg.AssetKey.from_coercible(asset)
+    specs = [
+        dg.AssetCheckSpec(
+            COLUMN_SCHEMA_CHECK,
+            asset=key,
+            description=f"Every column of {dy_schema.__name__} is present with its dtype "
+            "(never cast).",
+            blocking=True,
+            partitions_def=partitions_def,
+        )
+    ]
+    for check in plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__):
+        specs.append(
+            dg.AssetCheckSpec(
+                check.name,
+                asset=key,
+                description=check.description,
+                blocking=(check.has_error_rule and not quarantine)
+                if blocking is None
+                else blocking,
+                partitions_def=partitions_def,
+            )
+        )
+    return specs

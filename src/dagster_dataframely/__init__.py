@@ -3,7 +3,7 @@
 `import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`.
 """
 
-from . import errors, wiring
+from . import data, errors, wiring
 from ._severity import warn
 
-__all__ = ["errors", "warn", "wiring"]
+__all__ = ["data", "errors", "warn", "wiring"]

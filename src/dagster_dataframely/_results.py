@@ -135,19 +135,21 @@ def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
 
 
 def _sample(check: Check, evaluation: Evaluation) -> pl.DataFrame | None:
-    samples = [
-        evaluation.samples[rule.name]
-        .select(pl.all().cast(pl.String))
-        .with_columns(dy_rule=pl.lit(rule.name))
-        for rule in check.rules
-        if rule.name in evaluation.samples
-    ]
+    """The failing rows of a check; for a collapsed check, as many rows as one rule's sample,
+    taken rule by rule and labelled with the rule they fail."""
+    samples = [evaluation.samples[r.name] for r in check.rules if r.name in evaluation.samples]
     if not samples:
         return None
-    if len(samples) == 1 and len(check.rules) == 1:
-        return samples[0].drop("dy_rule")
-    merged = pl.concat(samples, how="diagonal")
-    return merged.select("dy_rule", pl.exclude("dy_rule"))
+    if len(check.rules) == 1:
+        return samples[0]
+    limit, labelled, taken = max(s.height for s in samples), [], 0
+    for rule in check.rules:
+        if taken >= limit or rule.name not in evaluation.samples:
+            continue
+        rows = evaluation.samples[rule.name].head(limit - taken)
+        labelled.append(rows.select(pl.lit(rule.name).alias("dy_rule"), pl.all()))
+        taken += rows.height
+    return pl.concat(labelled, how="diagonal")
 
 
 def _mismatch_message(

@@ -1,0 +1,122 @@
+"""Property: the evaluator's counts equal Dataframely's `Schema.filter(...).failure.counts()`.
+
+The schema below uses every rule kind: column constraints, nullability, `unique` (on scalar,
+list and struct columns), a composite primary key, list and struct inner rules, a custom
+`check=`, and schema rules that are row-wise, windowed (`.over`) and scalar (aggregates).
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+
+import dataframely as dy
+import polars as pl
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dagster_dataframely._catalogue import rules
+from dagster_dataframely._evaluate import evaluate
+from dagster_dataframely.wiring import check_results
+
+
+class EveryRule(dy.Schema):
+    region = dy.Int64(primary_key=True, min=0, max=3)
+    seq = dy.Int64(primary_key=True, min_exclusive=0, max_exclusive=4)
+    ref = dy.Int64(unique=True, nullable=True)
+    amount = dy.Float64(nullable=True, min=-1.0, max=1.0)
+    code = dy.String(nullable=True, regex=r"^[a-c]+$", min_length=1, max_length=3)
+    label = dy.String(nullable=True, check=lambda c: c != "bad")
+    kind = dy.Enum(["x", "y", "z"], nullable=True)
+    day = dy.Date(nullable=True, resolution="1mo", min=dt.date(2020, 1, 1))
+    tags = dy.List(dy.Int64(min=0), nullable=True, max_length=2, unique=True)
+    point = dy.Struct({"v": dy.Int64(max=5), "w": dy.String()}, nullable=True, unique=True)
+
+    @dy.rule()
+    def coded_kinds(cls) -> pl.Expr:
+        """A `z` row carries a code."""
+        return (pl.col("kind") != "z") | pl.col("code").is_not_null()
+
+    @dy.rule()
+    def region_total(cls) -> pl.Expr:
+        """A region's amounts do not sum below -1 (a window rule)."""
+        return pl.col("amount").sum().over("region") >= -1
+
+    @dy.rule()
+    def enough_rows(cls) -> pl.Expr:
+        """At least three rows are labelled (a scalar rule, broadcast to every row)."""
+        return pl.col("label").count() >= 3
+
+
+def _maybe(strategy: st.SearchStrategy) -> st.SearchStrategy:
+    return st.one_of(st.none(), strategy)
+
+
+_FLOATS = st.sampled_from([-2.0, -1.0, -0.0, 0.0, 0.5, 1.0, 1.5, math.nan, math.inf, -math.inf])
+_ROW = st.fixed_dictionaries(
+    {
+        "region": _maybe(st.integers(-1, 4)),
+        "seq": st.integers(0, 4),
+        "ref": _maybe(st.integers(0, 6)),
+        "amount": _maybe(_FLOATS),
+        "code": _maybe(st.sampled_from(["", "a", "abc", "abcd", "d", "é", "ab"])),
+        "label": _maybe(st.sampled_from(["ok", "bad", ""])),
+        "kind": _maybe(st.sampled_from(["x", "y", "z"])),
+        "day": _maybe(
+            st.sampled_from([dt.date(2019, 12, 1), dt.date(2020, 1, 1), dt.date(2021, 3, 15)])
+        ),
+        "tags": _maybe(st.lists(_maybe(st.integers(-1, 2)), max_size=3)),
+        "point": _maybe(
+            st.fixed_dictionaries(
+                {"v": _maybe(st.integers(4, 6)), "w": _maybe(st.sampled_from(["a", "b"]))}
+            )
+        ),
+    }
+)
+_FRAMES = st.lists(_ROW, max_size=25).map(
+    lambda rows: pl.DataFrame(rows, schema=EveryRule.create_empty().schema, orient="row")
+)
+_RULES = rules(EveryRule)
+
+
+def _expected(frame: pl.DataFrame) -> dict[str, int]:
+    return EveryRule.filter(frame, cast=False).failure.counts()
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=_FRAMES)
+def test_counts_equal_dataframely_on_generated_frames(frame: pl.DataFrame) -> None:
+    evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=0)
+    assert evaluation.row_count == frame.height
+    assert {k: v for k, v in evaluation.failed.items() if v} == _expected(frame)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=_FRAMES, split=st.integers(0, 25))
+def test_check_results_counts_equal_dataframely_eager_and_lazy(
+    frame: pl.DataFrame, split: int
+) -> None:
+    # A lazy plan over two pieces, so the streaming engine sees more than one batch source.
+    lazy = pl.concat([frame.head(split).lazy(), frame.slice(split).lazy()])
+    expected = _expected(frame)
+    for source in (frame, lazy):
+        counts = {
+            result.check_name: result.metadata["dy_failed_count"].value
+            for result in check_results(EveryRule, source, asset_key="t", max_failure_samples=2)
+            if result.check_name != "dy_schema__columns"
+        }
+        for rule in _RULES:
+            assert counts[rule.check_name] == expected.get(rule.name, 0), rule.name
+
+
+@settings(max_examples=300, deadline=None)
+@given(frame=_FRAMES)
+def test_samples_hold_only_failing_rows_and_at_most_the_limit(frame: pl.DataFrame) -> None:
+    evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=3, identify=["region", "seq"])
+    for rule in _RULES:
+        failed = evaluation.failed[rule.name]
+        if not failed:
+            assert rule.name not in evaluation.samples
+            continue
+        sample = evaluation.samples[rule.name]
+        assert sample.height == min(3, failed)

@@ -1,0 +1,52 @@
+"""Characterization of the Dataframely internals `_dataframely.py` reads.
+
+If one of these fails after a Dataframely upgrade, the package's check names, counts or
+rule descriptions would silently change: fix `_dataframely.py`, not the user's assets.
+"""
+
+from __future__ import annotations
+
+import dataframely as dy
+import polars as pl
+
+from dagster_dataframely._dataframely import rule_expressions, schema_rule_function
+from dagster_dataframely.data import OrdersSchema, defective_orders
+
+
+class _Small(dy.Schema):
+    key = dy.Int64(primary_key=True)
+    amount = dy.Float64(min=0)
+
+    @dy.rule()
+    def positive_total(cls) -> pl.Expr:
+        """The amounts sum to something positive."""
+        return pl.col("amount").sum() > 0
+
+
+def test_rule_expressions_are_exactly_the_rules_filter_evaluates() -> None:
+    # Decision resting on it: check names and quarantine rule columns are these names, and
+    # counts must equal `failure.counts()` for exactly these rules.
+    failure = OrdersSchema.filter(defective_orders(), cast=False).failure
+    assert list(rule_expressions(OrdersSchema)) == failure._rule_columns
+    assert set(failure.counts()) <= set(rule_expressions(OrdersSchema))
+
+
+def test_rule_expressions_use_dataframely_rule_names() -> None:
+    # Decision resting on it: `<column>|<rule>` names give each column rule its owner.
+    assert list(rule_expressions(_Small)) == [
+        "positive_total",
+        "primary_key",
+        "key|nullability",
+        "amount|nullability",
+        "amount|min",
+        "amount|inf",
+        "amount|nan",
+    ]
+
+
+def test_a_schema_rule_keeps_its_function_on_the_class() -> None:
+    # Decision resting on it: a `@dy.rule` docstring becomes the check's description.
+    function = schema_rule_function(_Small, "positive_total")
+    assert function is not None
+    assert function.__doc__ == "The amounts sum to something positive."
+    assert schema_rule_function(_Small, "primary_key") is None

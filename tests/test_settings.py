@@ -1,0 +1,47 @@
+"""Settings resolve argument > environment variable > default, and name the bad tier."""
+
+from __future__ import annotations
+
+import pytest
+
+from dagster_dataframely._settings import CheckSettings, env_var, resolve
+from dagster_dataframely.errors import InvalidSettingError
+
+
+def test_argument_beats_environment_beats_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    assert resolve("check_granularity") == "rule"
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_CHECK_GRANULARITY", "column")
+    assert resolve("check_granularity") == "column"
+    assert resolve("check_granularity", "schema") == "schema"
+
+
+def test_environment_values_are_parsed(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(env_var("quarantine"), "TRUE")
+    monkeypatch.setenv(env_var("max_failure_samples"), "12")
+    assert resolve("quarantine") is True
+    assert resolve("max_failure_samples") == 12
+    settings = CheckSettings.resolve()
+    assert settings.max_failure_samples == 12
+
+
+def test_a_bad_argument_names_the_argument() -> None:
+    with pytest.raises(InvalidSettingError) as raised:
+        resolve("check_granularity", "columns")
+    message = str(raised.value)
+    assert "argument check_granularity='columns'" in message
+    assert "'rule', 'column', 'schema'" in message
+
+
+def test_a_bad_environment_variable_names_the_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_ROW_SAMPLE", "-3")
+    with pytest.raises(InvalidSettingError, match="DAGSTER_DATAFRAMELY_ROW_SAMPLE='-3'"):
+        resolve("row_sample")
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_STATISTICS", "maybe")
+    with pytest.raises(InvalidSettingError, match="expected true or false"):
+        resolve("statistics")
+
+
+@pytest.mark.parametrize("value", [True, 1.5, "ten"])
+def test_counts_refuse_what_is_not_a_whole_number(value: object) -> None:
+    with pytest.raises(InvalidSettingError):
+        resolve("max_failure_samples", value)

@@ -5,5 +5,12 @@
 
 from . import data, errors, wiring
 from ._severity import warn
+from ._sidecar import schema_checks
 
-__all__ = ["data", "errors", "warn", "wiring"]
+__all__ = [
+    "data",
+    "errors",
+    "schema_checks",
+    "warn",
+    "wiring",
+]

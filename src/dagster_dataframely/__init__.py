@@ -6,8 +6,10 @@
 from . import data, errors, wiring
 from ._severity import warn
 from ._sidecar import schema_checks
+from .io import ParquetIOManager
 
 __all__ = [
+    "ParquetIOManager",
     "data",
     "errors",
     "schema_checks",

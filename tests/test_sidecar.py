@@ -1,0 +1,336 @@
+"""`dd.schema_checks` in real runs: the stored table is read back through the asset's own IO
+manager (pickle, parquet, DuckDB with polars or pandas) and every rule is reported with the
+counts and severities Dataframely itself finds."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+from dagster_duckdb_pandas import DuckDBPandasIOManager
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+import dagster_dataframely as dd
+from dagster_dataframely.data import (
+    OrdersSchema,
+    defective_orders,
+    mistyped_orders,
+    storefront_orders,
+)
+from dagster_dataframely.errors import (
+    ColumnSchemaError,
+    InvalidSeverityError,
+    UnsupportedFrameError,
+)
+from dagster_dataframely.io import ParquetIOManager
+from dagster_dataframely.wiring import rules
+
+ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
+
+#: Failing rows per rule of `defective_orders()`, as its docstring documents them.
+DEFECTIVE_COUNTS = {
+    "primary_key": 2,
+    "line_item_id|unique": 2,
+    "customer_email|nullability": 1,
+    "order_id|regex": 1,
+    "customer_email|check__is_lowercase": 1,
+    "paid_orders_have_amount": 2,
+    "amount|min": 1,
+    "amount|max": 1,
+    "note|max_length": 1,
+    "shipped_after_ordered": 2,
+}
+WARN_RULES = {"amount|max", "note|max_length", "shipped_after_ordered"}
+
+
+class WarehouseOrders(OrdersSchema):
+    """`OrdersSchema` as DuckDB hands it back to polars: no Enum, the `Etc/UTC` zone."""
+
+    status = dy.String()
+    ordered_at = dy.Datetime(time_zone="Etc/UTC")
+
+
+class PandasWarehouseOrders(OrdersSchema):
+    """`OrdersSchema` as DuckDB hands it back to pandas, converted to polars."""
+
+    status = dy.Categorical()
+    ordered_at = dy.Datetime(time_zone="Etc/UTC")
+    shipped_on = dy.Datetime(time_unit="ms", nullable=True)
+
+
+def _orders_asset(frame: Any, **kwargs: Any) -> dg.AssetsDefinition:
+    @dg.asset(name="orders", **kwargs)
+    def orders() -> Any:
+        return frame
+
+    return orders
+
+
+@dg.asset(deps=["orders"])
+def downstream() -> int:
+    return 1
+
+
+def _run(
+    assets: list[Any], resources: dict[str, Any] | None = None, **kwargs: Any
+) -> tuple[dg.ExecuteInProcessResult, dg.DagsterInstance]:
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        assets, resources=resources, instance=instance, raise_on_error=False, **kwargs
+    )
+    return result, instance
+
+
+def _evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+
+def _failed(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, dg.AssetCheckSeverity]]:
+    """check name -> (failed count, severity), for the failing checks."""
+    return {
+        name: (e.metadata["dy_failed_count"].value, e.severity)  # type: ignore[misc]
+        for name, e in _evaluations(result).items()
+        if not e.passed
+    }
+
+
+def _expected(schema: type[dy.Schema], frame: pl.DataFrame) -> dict[str, tuple[int, Any]]:
+    """What Dataframely's own `filter` finds, with each rule's severity."""
+    severity = {r.name: WARN if r.severity == "warn" else ERROR for r in rules(schema)}
+    counts = schema.filter(frame, cast=False).failure.counts()
+    return {f"dy_rule__{n.replace('|', '__')}": (c, severity[n]) for n, c in counts.items()}
+
+
+def _logs(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> list[str]:
+    return [entry.user_message for entry in instance.all_logs(result.run_id)]
+
+
+def _step_error(result: dg.ExecuteInProcessResult, step: str) -> Any:
+    """The user error a failed step raised (Dagster wraps it in a step execution error)."""
+    failure = result.failure_data_for_node(step)
+    assert failure is not None and failure.error is not None and failure.error.cause is not None
+    return failure.error.cause
+
+
+def _materialized(result: dg.ExecuteInProcessResult) -> set[str]:
+    return {
+        e.asset_key.to_user_string()
+        for e in result.get_asset_materialization_events()
+        if e.asset_key is not None
+    }
+
+
+# --------------------------------- each IO manager --------------------------------- #
+
+
+def test_default_io_manager_reports_every_rule_with_its_count_and_severity() -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    result, instance = _run([_orders_asset(defective_orders()), checks])
+
+    failed = _failed(result)
+    assert failed == _expected(OrdersSchema, defective_orders())
+    assert {name: count for name, (count, _) in failed.items()} == {
+        f"dy_rule__{rule.replace('|', '__')}": count for rule, count in DEFECTIVE_COUNTS.items()
+    }
+    assert failed["dy_rule__amount__max"][1] == WARN
+    assert failed["dy_rule__primary_key"][1] == ERROR
+    passed = _evaluations(result)["dy_rule__sku__min_length"]
+    assert passed.passed and passed.metadata["dy_failed_count"].value == 0
+    assert any("as a polars.DataFrame; evaluating in memory" in m for m in _logs(instance, result))
+
+
+def test_parquet_io_manager_hands_the_check_a_scan_so_it_streams(tmp_path: Path) -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    io_manager = ParquetIOManager(base_dir=str(tmp_path))
+    result, instance = _run(
+        [_orders_asset(defective_orders()), checks], resources={"io_manager": io_manager}
+    )
+
+    assert _failed(result) == _expected(OrdersSchema, defective_orders())
+    loaded = [m for m in _logs(instance, result) if m.startswith("Loaded orders")]
+    assert loaded == [
+        "Loaded orders through IO manager 'io_manager' as a polars.LazyFrame; evaluating streaming."
+    ]
+
+
+def test_duckdb_polars_io_manager_is_read_eagerly(tmp_path: Path) -> None:
+    io_manager = DuckDBPolarsIOManager(database=str(tmp_path / "warehouse.duckdb"))
+    checks = dd.schema_checks(WarehouseOrders, asset="orders")
+    result, instance = _run(
+        [_orders_asset(defective_orders(), io_manager_key="warehouse"), checks],
+        resources={"warehouse": io_manager},
+    )
+
+    stored = defective_orders().with_columns(
+        pl.col("status").cast(pl.String), pl.col("ordered_at").dt.convert_time_zone("Etc/UTC")
+    )
+    assert _failed(result) == _expected(WarehouseOrders, stored)
+    assert _failed(result)["dy_rule__paid_orders_have_amount"] == (2, ERROR)
+    assert any(
+        "through IO manager 'warehouse' as a polars.DataFrame; evaluating in memory" in m
+        for m in _logs(instance, result)
+    )
+
+
+def test_duckdb_round_trip_drift_fails_the_column_schema_check_and_never_casts(
+    tmp_path: Path,
+) -> None:
+    io_manager = DuckDBPolarsIOManager(database=str(tmp_path / "warehouse.duckdb"))
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    result, _ = _run(
+        [_orders_asset(storefront_orders()), checks], resources={"io_manager": io_manager}
+    )
+
+    assert not result.success
+    evaluations = _evaluations(result)
+    assert list(evaluations) == ["dy_schema__columns"]  # no rule is evaluated
+    assert evaluations["dy_schema__columns"].metadata["dy_mismatched_columns"].value == 2
+    error = _step_error(result, "orders__dy_checks")
+    assert error.cls_name == ColumnSchemaError.__name__
+    assert "OrdersSchema.cast(frame)" in error.message
+
+
+def test_duckdb_pandas_io_manager_value_is_converted(tmp_path: Path) -> None:
+    io_manager = DuckDBPandasIOManager(database=str(tmp_path / "warehouse.duckdb"))
+    checks = dd.schema_checks(PandasWarehouseOrders, asset="orders")
+    result, instance = _run(
+        [_orders_asset(defective_orders().to_pandas()), checks],
+        resources={"io_manager": io_manager},
+    )
+
+    failed = _failed(result)
+    assert {name: count for name, (count, _) in failed.items()} == {
+        f"dy_rule__{rule.replace('|', '__')}": count for rule, count in DEFECTIVE_COUNTS.items()
+    }
+    assert failed["dy_rule__shipped_after_ordered"] == (2, WARN)
+    assert any("as a pandas.DataFrame" in m for m in _logs(instance, result))
+
+
+def test_a_value_that_is_no_table_names_its_type_and_the_io_manager() -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    result, _ = _run([_orders_asset({"order_id": ["ORD-10001"]}), checks])
+
+    error = _step_error(result, "orders__dy_checks")
+    assert error.cls_name == UnsupportedFrameError.__name__
+    assert "IO manager 'io_manager' loaded asset orders as a dict" in error.message
+
+
+def test_column_schema_mismatch_fails_the_step_with_the_remedy(tmp_path: Path) -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    result, _ = _run(
+        [_orders_asset(mistyped_orders()), downstream, checks],
+        resources={"io_manager": ParquetIOManager(base_dir=str(tmp_path))},
+    )
+
+    assert not result.success
+    assert _evaluations(result)["dy_schema__columns"].severity == ERROR
+    assert "downstream" not in _materialized(result)
+
+
+# ------------------------------------- blocking ------------------------------------- #
+
+
+def test_a_failing_error_rule_stops_the_downstream_asset() -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
+
+    assert not result.success
+    assert _materialized(result) == {"orders"}
+
+
+def test_warn_makes_the_failing_rules_non_blocking() -> None:
+    error_rules = [r.name for r in rules(OrdersSchema) if r.severity == "error"]
+    checks = dd.schema_checks(OrdersSchema, asset="orders", warn=error_rules)
+    result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
+
+    assert result.success
+    assert _materialized(result) == {"orders", "downstream"}
+    assert {severity for _, severity in _failed(result).values()} == {WARN}
+
+
+def test_blocking_false_lets_error_failures_through_at_their_severity() -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders", blocking=False)
+    result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
+
+    assert result.success
+    assert _materialized(result) == {"orders", "downstream"}
+    assert _failed(result)["dy_rule__primary_key"] == (2, ERROR)
+
+
+# -------------------------------- definition and subsets ----------------------------- #
+
+
+def test_two_assets_sharing_a_schema_get_steps_of_their_own() -> None:
+    raw = dd.schema_checks(OrdersSchema, asset=["raw", "orders"])
+    clean = dd.schema_checks(OrdersSchema, asset="orders")
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec(["raw", "orders"]), dg.AssetSpec("orders")], asset_checks=[raw, clean]
+    )
+
+    dg.Definitions.validate_loadable(defs)
+    assert {raw.node_def.name, clean.node_def.name} == {
+        "raw__orders__dy_checks",
+        "orders__dy_checks",
+    }
+    named = dd.schema_checks(OrdersSchema, asset="orders", name="orders_contract")
+    assert named.node_def.name == "orders_contract"
+
+
+def test_unknown_warn_rule_fails_at_definition_time() -> None:
+    with pytest.raises(InvalidSeverityError, match="'amount_max' is neither a rule nor a column"):
+        dd.schema_checks(OrdersSchema, asset="orders", warn=["amount_max"])
+
+
+def test_settings_are_resolved_once_at_definition_time(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_CHECK_GRANULARITY", "column")
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    monkeypatch.setenv("DAGSTER_DATAFRAMELY_CHECK_GRANULARITY", "schema")
+    result, _ = _run([_orders_asset(defective_orders()), checks])
+
+    assert "dy_col__amount" in _evaluations(result)
+    assert _failed(result)["dy_col__amount"][0] == 2  # amount|min and amount|max
+
+
+def test_only_the_selected_checks_are_evaluated(tmp_path: Path) -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="orders")
+    orders = _orders_asset(defective_orders())
+    resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}
+    _run([orders], resources=resources)
+
+    regex = dg.AssetCheckKey(dg.AssetKey("orders"), "dy_rule__order_id__regex")
+    result, _ = _run(
+        [orders, checks], resources=resources, selection=dg.AssetSelection.checks(regex)
+    )
+
+    assert _materialized(result) == set()
+    assert list(_evaluations(result)) == ["dy_rule__order_id__regex"]
+    assert _failed(result) == {"dy_rule__order_id__regex": (1, ERROR)}
+
+
+# ------------------------------------ partitions ------------------------------------ #
+
+
+def test_partitioned_checks_evaluate_only_the_partition_the_run_materialized(
+    tmp_path: Path,
+) -> None:
+    days = dg.StaticPartitionsDefinition(["good", "bad"])
+
+    @dg.asset(name="orders", partitions_def=days)
+    def orders(context) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+        return storefront_orders() if context.partition_key == "good" else defective_orders()
+
+    checks = dd.schema_checks(OrdersSchema, asset="orders", partitions_def=days)
+    resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}
+
+    bad, instance = _run([orders, checks], resources=resources, partition_key="bad")
+    good, _ = _run([orders, checks], resources=resources, partition_key="good")
+
+    assert {e.partition for e in bad.get_asset_check_evaluations()} == {"bad"}
+    assert _failed(bad) == _expected(OrdersSchema, defective_orders())
+    assert any(m.startswith("Loaded orders (partition bad)") for m in _logs(instance, bad))
+    assert good.success and _failed(good) == {}
+    assert {e.partition for e in good.get_asset_check_evaluations()} == {"good"}

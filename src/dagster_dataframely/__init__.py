@@ -4,6 +4,7 @@
 """
 
 from . import data, errors, wiring
+from ._definitions import with_schemas
 from ._severity import warn
 from ._sidecar import schema_checks
 from .io import ParquetIOManager
@@ -15,4 +16,5 @@ __all__ = [
     "schema_checks",
     "warn",
     "wiring",
+    "with_schemas",
 ]

@@ -17,6 +17,7 @@ __all__ = [
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "ReservedColumnError",
+    "UnknownAssetError",
     "UnsupportedFrameError",
     "UnsupportedSchemaError",
     "ValidationAbortError",
@@ -52,6 +53,10 @@ class CheckNameCollisionError(DagsterDataframelyError, ValueError):
 
 class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
     """An object passed as a schema cannot be turned into a rule catalogue."""
+
+
+class UnknownAssetError(DagsterDataframelyError, ValueError):
+    """`dd.with_schemas` names an asset key the Definitions do not declare."""
 
 
 # ------------------------------------- run time ------------------------------------- #

@@ -4,6 +4,7 @@
 """
 
 from . import data, errors, wiring
+from ._asset import asset
 from ._definitions import with_schemas
 from ._severity import warn
 from ._sidecar import schema_checks
@@ -11,6 +12,7 @@ from .io import ParquetIOManager
 
 __all__ = [
     "ParquetIOManager",
+    "asset",
     "data",
     "errors",
     "schema_checks",

@@ -1,0 +1,259 @@
+"""`dd.asset`: a `@dg.asset` whose rows are validated before its IO manager writes them.
+
+It is `@dg.asset` with the schema's Columns tab metadata and check specs, and a body that runs
+the decorated function, then `validation_results`. Settings are resolved once, here, at
+definition time. In a run the quarantine goes through the asset's own IO manager
+(`delegating_writer`); under direct invocation, which has no IO manager, to parquet
+(`file_writer`).
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from . import _step
+from ._gate import AssetYield, skipped_results, validation_results
+from ._metadata import schema_metadata
+from ._quarantine import (
+    QuarantineWriter,
+    delegating_writer,
+    file_writer,
+    validate_quarantine_key,
+)
+from ._schemas import SchemaLike, as_dataframely
+from ._settings import resolve
+from ._specs import check_specs
+from .errors import InvalidSettingError, UnsupportedFrameError
+
+_UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
+
+
+def asset(
+    schema: SchemaLike,
+    *,
+    quarantine: bool | None = None,
+    filter: bool | None = None,
+    warn: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+    max_failure_samples: int | None = None,
+    quarantine_dir: str | None = None,
+    **asset_kwargs: Any,
+) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
+    """Declare an asset whose rows must pass `schema` before its IO manager writes them.
+
+    The decorated function takes `context` and upstream inputs like any `@dg.asset`, and
+    returns a `pl.DataFrame`, a `pl.LazyFrame`, a `dg.MaterializeResult(value=<frame>)` (its
+    metadata, tags and data version go on the table's materialization) or `None` (no source
+    data: nothing is written and the run succeeds). Rows failing an `"error"` rule fail the
+    run; with `quarantine=True` (spelled `filter=True` too) they are written to the
+    quarantine `<name>_quarantine` and the other rows to the table. Every other keyword goes
+    to `@dg.asset`. Settings left `None` come from `DAGSTER_DATAFRAMELY_<NAME>`, else their
+    defaults (`quarantine` False, `statistics` True, `row_sample` 5, ...).
+
+    Example:
+        ```python
+        @dd.asset(OrdersSchema, quarantine=True)
+        def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+            return raw_orders
+        ```
+    """
+    if quarantine is not None and filter is not None and bool(quarantine) != bool(filter):
+        raise InvalidSettingError(
+            f"dd.asset got quarantine={quarantine!r} and filter={filter!r}: `filter` is another "
+            "spelling of `quarantine`, so the two cannot differ. Pass only one of them."
+        )
+    if "output_required" in asset_kwargs:
+        raise TypeError(
+            "dd.asset sets output_required=False itself (a run that writes no table yields no "
+            "materialization), so it takes no output_required argument. Remove it."
+        )
+    gate = _Gate(
+        schema=as_dataframely(schema),
+        quarantine=resolve("quarantine", quarantine if quarantine is not None else filter),
+        warn=tuple(warn),
+        check_granularity=resolve("check_granularity", check_granularity),
+        schema_rules=resolve("schema_rules", schema_rules),
+        statistics=resolve("statistics", statistics),
+        row_sample=resolve("row_sample", row_sample),
+        max_failure_samples=resolve("max_failure_samples", max_failure_samples),
+        quarantine_dir=resolve("quarantine_dir", quarantine_dir),
+    )
+
+    def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
+        if inspect.isgeneratorfunction(fn) or inspect.iscoroutinefunction(fn):
+            raise TypeError(
+                f"dd.asset cannot decorate {fn.__qualname__}: it is a generator or async "
+                "function. dd.asset validates the one frame the function returns; return it "
+                "(or a dg.MaterializeResult carrying it) instead of yielding."
+            )
+        key = _asset_key(fn, asset_kwargs)
+        specs = check_specs(
+            gate.schema,
+            asset=key,
+            warn=gate.warn,
+            check_granularity=gate.check_granularity,
+            schema_rules=gate.schema_rules,
+            quarantine=gate.quarantine,
+            partitions_def=asset_kwargs.get("partitions_def"),
+        )
+        built = dg.asset(
+            **{
+                **asset_kwargs,
+                "metadata": {
+                    **(asset_kwargs.get("metadata") or {}),
+                    **schema_metadata(gate.schema),
+                },
+                "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
+                "output_required": False,
+            }
+        )(gate.body(fn, key))
+        return built
+
+    return decorate
+
+
+@dataclass(frozen=True)
+class _Gate:
+    """The resolved settings of one `dd.asset`, and the body they make."""
+
+    schema: type[dy.Schema]
+    quarantine: bool
+    warn: tuple[str, ...]
+    check_granularity: str
+    schema_rules: str
+    statistics: bool
+    row_sample: int
+    max_failure_samples: int
+    quarantine_dir: str
+
+    def body(self, fn: Callable[..., Any], key: dg.AssetKey) -> Callable[..., AssetYield]:
+        """A generator with `fn`'s signature (so Dagster binds the same context and inputs)
+        that runs `fn`, then validates what it returned."""
+
+        @functools.wraps(fn)
+        def validated(*args: Any, **kwargs: Any) -> AssetYield:
+            context = _context(args)
+            if self.quarantine and context is not None:
+                validate_quarantine_key(context)
+            returned = fn(*args, **kwargs)
+            frame, extras = _unpack(returned, key)
+            if frame is None:
+                yield from self._skip(context, key)
+                return
+            for event in validation_results(
+                self.schema,
+                frame,
+                valid_key=key,
+                quarantine_writer=self._writer(context, key) if self.quarantine else None,
+                warn=self.warn,
+                check_granularity=self.check_granularity,
+                schema_rules=self.schema_rules,
+                max_failure_samples=self.max_failure_samples,
+                statistics=self.statistics,
+                row_sample=self.row_sample,
+            ):
+                if extras is not None and isinstance(event, dg.MaterializeResult):
+                    event = _merged(event, extras)
+                yield event
+
+        return validated
+
+    def _writer(self, context: _step.Context | None, key: dg.AssetKey) -> QuarantineWriter:
+        if context is not None and _step.in_run(context):
+            return delegating_writer(context)
+        partition = (
+            context.partition_key if context is not None and context.has_partition_key else None
+        )
+        return file_writer(key, self.quarantine_dir, partition)
+
+    def _skip(
+        self, context: _step.Context | None, key: dg.AssetKey
+    ) -> Iterator[dg.AssetCheckResult]:
+        reason = (
+            f"The function of asset {key.to_user_string()} returned None (no source data): "
+            "nothing was validated or written."
+        )
+        (context.log if context is not None else dg.get_dagster_logger()).info(reason)
+        yield from skipped_results(
+            self.schema,
+            asset_key=key,
+            reason=reason,
+            warn=self.warn,
+            check_granularity=self.check_granularity,
+            schema_rules=self.schema_rules,
+        )
+
+
+def _asset_key(fn: Callable[..., Any], asset_kwargs: dict[str, Any]) -> dg.AssetKey:
+    """The key `@dg.asset` will give the asset, known before it is built (for the specs)."""
+    if asset_kwargs.get("key") is not None:
+        return dg.AssetKey.from_coercible(asset_kwargs["key"])
+    prefix = asset_kwargs.get("key_prefix") or []
+    prefix = [prefix] if isinstance(prefix, str) else list(prefix)
+    return dg.AssetKey([*prefix, asset_kwargs.get("name") or fn.__name__])
+
+
+def _context(args: tuple[Any, ...]) -> _step.Context | None:
+    """The run's context: Dagster passes it first when the function takes one; otherwise the
+    current one. None under direct invocation of a function without a context."""
+    if args and isinstance(args[0], (dg.AssetExecutionContext, dg.OpExecutionContext)):
+        return args[0]
+    try:
+        return dg.AssetExecutionContext.get()
+    except dg.DagsterInvariantViolationError:
+        return None
+
+
+def _unpack(returned: Any, key: dg.AssetKey) -> tuple[Any, dg.MaterializeResult | None]:
+    """The frame to validate (None to skip) and the MaterializeResult that carried it."""
+    if returned is None or isinstance(returned, (pl.DataFrame, pl.LazyFrame)):
+        return returned, None
+    if isinstance(returned, dg.MaterializeResult):
+        value = returned.value
+        if value is None or isinstance(value, (pl.DataFrame, pl.LazyFrame)):
+            return value, returned
+        what = "no value=" if value is _UNSET else f"value= of type {_type_name(value)}"
+        raise UnsupportedFrameError(
+            f"The function of asset {key.to_user_string()} returned a dg.MaterializeResult with "
+            f"{what}. dd.asset validates and writes the frame it carries: pass "
+            "dg.MaterializeResult(value=<pl.DataFrame or pl.LazyFrame>, metadata=...)."
+        )
+    raise UnsupportedFrameError(
+        f"The function of asset {key.to_user_string()} returned a {_type_name(returned)}. "
+        "dd.asset expects a pl.DataFrame, a pl.LazyFrame, a dg.MaterializeResult(value=<one "
+        "of those>), or None when there is no source data. Convert the value (for pandas: "
+        "pl.from_pandas(frame)) before returning it."
+    )
+
+
+def _merged(ours: dg.MaterializeResult, theirs: dg.MaterializeResult) -> dg.MaterializeResult:
+    """The table's materialization with the returned result's metadata, tags and data
+    version; the package's metadata (row count of the rows written) wins on a clash."""
+    return dg.MaterializeResult(
+        asset_key=ours.asset_key,
+        value=ours.value,
+        metadata={**(theirs.metadata or {}), **(ours.metadata or {})},
+        check_results=theirs.check_results,
+        data_version=theirs.data_version,
+        tags=theirs.tags,
+    )
+
+
+def _type_name(value: Any) -> str:
+    kind = type(value)
+    return (
+        kind.__qualname__
+        if kind.__module__ == "builtins"
+        else f"{kind.__module__}.{kind.__qualname__}"
+    )

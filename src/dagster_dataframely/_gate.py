@@ -1,0 +1,248 @@
+"""`validation_results`: validate a frame before it is written, and decide what is written.
+
+The outcomes, in order of precedence:
+
+- a column missing or of another dtype: the column-schema check fails, `ColumnSchemaError`;
+- every row valid: the table is written (schema columns, schema order), checks pass;
+- rows failing only `"warn"` rules: written after the valid rows, their checks fail at `WARN`;
+- rows failing `"error"` rules, no quarantine writer: nothing is written, every check result
+  is yielded, then `ValidationAbortError` with the count per `"error"` rule;
+- the same with a writer: the quarantine is written first (a failing writer fails the run
+  before the table is written), then the table with the other rows, success;
+- every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
+
+A failing rule check always has its own rule's severity. Counting is the evaluator's one
+streaming pass; rows are split only when some rule failed, so an all-valid frame is never
+copied.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from ._catalogue import Rule, rules
+from ._display import table
+from ._evaluate import Evaluation, as_lazy, evaluate, rule_columns
+from ._quarantine import QuarantineWriter, flagged_quarantine
+from ._results import column_schema_results, results
+from ._schemas import SchemaLike, as_dataframely
+from ._settings import CheckSettings, resolve
+from ._specs import plan
+from ._statistics import statistics as column_statistics
+from .errors import NoValidRowsError, ValidationAbortError
+
+#: What an asset body built on `validation_results` yields.
+AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
+
+_LISTED_RULES = 50
+
+
+def validation_results(
+    schema: SchemaLike,
+    frame: Any,
+    *,
+    valid_key: dg.AssetKey | str | Sequence[str],
+    quarantine_writer: QuarantineWriter | None = None,
+    warn: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+) -> AssetYield:
+    """Validate `frame` against `schema`; yield the table's `MaterializeResult` (when it is
+    written) and a result for every check, raising on the outcomes that write no table.
+
+    `frame` is a polars DataFrame or LazyFrame (a LazyFrame is collected once, after the
+    column-schema check, which reads only its schema), a pandas DataFrame or a pyarrow Table.
+    The materialization's `value=` is a `pl.DataFrame` of the written rows. Without
+    `quarantine_writer`, any row failing an `"error"` rule raises `ValidationAbortError`.
+    Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
+    """
+    dy_schema = as_dataframely(schema)
+    key = dg.AssetKey.from_coercible(valid_key)
+    settings = CheckSettings.resolve(
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+    )
+    described = _Description(resolve("statistics", statistics), resolve("row_sample", row_sample))
+    lf = as_lazy(frame)
+    yield from column_schema_results(dy_schema, lf.collect_schema(), key)
+
+    collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")
+    rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
+    catalogue = rules(dy_schema, warn=tuple(warn))
+    evaluation = evaluate(
+        rows.lazy(),
+        catalogue,
+        max_failure_samples=settings.max_failure_samples,
+        identify=dy_schema.primary_key(),
+    )
+    checks = list(results(plan(catalogue, settings, dy_schema.__name__), evaluation, asset_key=key))
+    failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
+    blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
+
+    if not failing:
+        yield described.materialization(key, rows)
+        yield from checks
+        return
+    if blocked and quarantine_writer is None:
+        yield from checks
+        raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
+
+    split = _split(rows, failing)
+    quarantined: dict[str, Any] = {}
+    if split.invalid.height:
+        assert quarantine_writer is not None  # blocked rows exist only with a writer here
+        address = quarantine_writer(flagged_quarantine(dy_schema, split.invalid, catalogue))
+        quarantined = {
+            "dy_quarantine": address,
+            "invalid_by_rules": table(_by_rules(split.invalid, failing)),
+        }
+        if not split.written.height:
+            yield from checks
+            raise NoValidRowsError(
+                _no_valid_rows_message(dy_schema, key, split.invalid.height, blocked, address),
+                counts=blocked,
+                quarantine=address,
+            )
+    yield described.materialization(key, split.written, quarantined)
+    yield from checks
+
+
+def skipped_results(
+    schema: SchemaLike,
+    *,
+    asset_key: dg.AssetKey,
+    reason: str,
+    warn: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """Passing results for every check of a run that had no rows to validate.
+
+    Dagster requires a result for each check spec of an `@asset`, even when the step yields
+    no materialization (dagster-io/dagster#27399), so a skip reports every check as passed
+    on zero rows, with `reason` under `dy_skipped`.
+    """
+    dy_schema = as_dataframely(schema)
+    settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
+    catalogue = rules(dy_schema, warn=tuple(warn))
+    own_dtypes = {name: column.dtype for name, column in dy_schema.columns().items()}
+    nothing = Evaluation(
+        row_count=0, failed=dict.fromkeys((r.name for r in catalogue), 0), samples={}
+    )
+    for result in (
+        *column_schema_results(dy_schema, own_dtypes, asset_key),
+        *results(plan(catalogue, settings, dy_schema.__name__), nothing, asset_key=asset_key),
+    ):
+        yield result.with_metadata({**result.metadata, "dy_skipped": reason})
+
+
+# ------------------------------------- the split ------------------------------------- #
+
+
+@dataclass(frozen=True)
+class _Split:
+    #: valid rows, then rows failing only `"warn"` rules; the schema's columns
+    written: pl.DataFrame
+    #: rows failing an `"error"` rule, with a Boolean column per failing rule
+    invalid: pl.DataFrame
+
+
+def _split(rows: pl.DataFrame, failing: Sequence[Rule]) -> _Split:
+    """Split `rows` by the rules that failed on them (the rules that passed on every row
+    need no second look)."""
+    flags = rule_columns(rows.lazy(), failing).collect()
+    error_free = _all([r.check_name for r in failing if r.severity == "error"])
+    warn_free = _all([r.check_name for r in failing if r.severity == "warn"])
+    columns = rows.columns
+    valid = flags.filter(error_free & warn_free).select(columns)
+    warned = flags.filter(error_free & ~warn_free).select(columns)
+    return _Split(
+        written=pl.concat([valid, warned]) if warned.height else valid,
+        invalid=flags.filter(~error_free),
+    )
+
+
+def _all(names: list[str]) -> pl.Expr:
+    return pl.all_horizontal(names) if names else pl.lit(True)
+
+
+def _by_rules(invalid: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
+    """Which rules the invalid rows broke together: one row per combination with its row
+    count, biggest first, ties in the order of the rule names."""
+    groups = invalid.group_by([rule.check_name for rule in failing]).len("rows")
+    combinations = [
+        (", ".join(r.name for r in failing if group[r.check_name] is False), group["rows"])
+        for group in groups.iter_rows(named=True)
+    ]
+    frame = pl.DataFrame(combinations, schema={"rules": pl.String, "rows": pl.Int64}, orient="row")
+    return frame.sort(["rows", "rules"], descending=[True, False])
+
+
+# ------------------------------------- metadata ------------------------------------- #
+
+
+@dataclass(frozen=True)
+class _Description:
+    """What the table's materialization says about the rows written."""
+
+    statistics: bool
+    row_sample: int
+
+    def materialization(
+        self, key: dg.AssetKey, written: pl.DataFrame, extra: Mapping[str, Any] | None = None
+    ) -> dg.MaterializeResult:
+        metadata: dict[str, Any] = {"dagster/row_count": written.height}
+        if self.row_sample:
+            metadata["dy_row_sample"] = table(written.head(self.row_sample))
+        if self.statistics:
+            metadata["dy_statistics"] = table(column_statistics(written))
+        metadata.update(extra or {})
+        return dg.MaterializeResult(asset_key=key, value=written, metadata=metadata)
+
+
+# ------------------------------------- messages ------------------------------------- #
+
+
+def _counts(blocked: Mapping[str, int]) -> str:
+    ordered = sorted(blocked.items(), key=lambda item: -item[1])
+    lines = [f"  - {name}: {count} row(s)" for name, count in ordered[:_LISTED_RULES]]
+    if len(ordered) > _LISTED_RULES:
+        lines.append(f"  … and {len(ordered) - _LISTED_RULES} more rules")
+    return "\n".join(lines)
+
+
+def _abort_message(schema: type[dy.Schema], key: dg.AssetKey, blocked: Mapping[str, int]) -> str:
+    return (
+        f'Asset {key.to_user_string()} was not written: rows failed {len(blocked)} "error" '
+        f"rule(s) of {schema.__name__}. Failed rows per rule (a row that fails several rules "
+        f"counts for each):\n{_counts(blocked)}\nThe asset's checks show samples of the failing "
+        'rows. Fix the rows upstream or drop them in the asset, declare a rule "warn" '
+        "(dd.warn or warn=), or write the invalid rows to a quarantine (quarantine=True on "
+        "dd.asset, or a quarantine_writer)."
+    )
+
+
+def _no_valid_rows_message(
+    schema: type[dy.Schema],
+    key: dg.AssetKey,
+    row_count: int,
+    blocked: Mapping[str, int],
+    address: str,
+) -> str:
+    return (
+        f"Asset {key.to_user_string()} was not written: every one of its {row_count} row(s) "
+        f'failed an "error" rule of {schema.__name__}. The rows were written to the '
+        f"quarantine at {address}. Failed rows per rule:\n{_counts(blocked)}\nInspect the "
+        "quarantine and fix the source data; a quarantine lets a run succeed when some rows "
+        "fail, not when every row fails."
+    )

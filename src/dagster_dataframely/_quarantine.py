@@ -1,0 +1,196 @@
+"""The quarantine: the frame of invalid rows, where it is written, and the key it is written as.
+
+A quarantine frame is the invalid rows (the schema's columns) followed by one `String` column
+per rule, named by the rule's check name, holding `"valid"` or `"invalid"`. A writer receives
+that frame, writes it and returns its address, a string because it can name a database table.
+In a run the asset's own IO manager writes it as the asset key `<last key part>_quarantine`
+(same prefix); under direct invocation, with no IO manager, a parquet file does.
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any, TypeAlias
+from urllib.parse import quote
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from . import _step
+from ._catalogue import Rule, rules
+from ._schemas import SchemaLike, as_dataframely
+from ._settings import resolve
+from .errors import QuarantineKeyCollisionError
+
+#: Writes a quarantine frame and returns its address (a path, a table name, ...).
+QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
+
+QUARANTINE_SUFFIX = "_quarantine"
+_STATUS = {True: "valid", False: "invalid", None: "unknown"}
+# Metadata an IO manager logs that names where it wrote, most specific first.
+_ADDRESS_KEYS = ("dagster/table_name", "dagster/uri", "path", "uri", "table")
+
+
+def quarantine_key(asset_key: dg.AssetKey | str | Sequence[str]) -> dg.AssetKey:
+    """The asset key a quarantine is written as: `<last key part>_quarantine`, same prefix."""
+    key = dg.AssetKey.from_coercible(asset_key)
+    return dg.AssetKey([*key.path[:-1], key.path[-1] + QUARANTINE_SUFFIX])
+
+
+# ----------------------------------- the frame ----------------------------------- #
+
+
+def quarantine_frame(schema: SchemaLike, failure: dy.FailureInfo) -> pl.DataFrame:
+    """The frame every quarantine writer receives, from the `failure` of `Schema.filter`.
+
+    The invalid rows in the schema's columns, then one `String` column per rule of `schema`,
+    named by the rule's check name (`dy_rule__amount__min`), holding `"valid"` or
+    `"invalid"` (`"unknown"` where Dataframely could not evaluate the rule).
+    """
+    dy_schema = as_dataframely(schema)
+    details = failure.details()
+    present = set(details.columns)
+    catalogue = [rule for rule in rules(dy_schema) if rule.name in present]
+    flags = details.select(
+        *dy_schema.column_names(),
+        *(
+            pl.col(rule.name)
+            .cast(pl.String)
+            .replace_strict({"valid": True, "invalid": False}, default=None)
+            .alias(rule.check_name)
+            for rule in catalogue
+        ),
+    )
+    return flagged_quarantine(dy_schema, flags, rules(dy_schema))
+
+
+def flagged_quarantine(
+    schema: type[dy.Schema], flags: pl.DataFrame, catalogue: Sequence[Rule]
+) -> pl.DataFrame:
+    """The quarantine frame of invalid rows that carry one Boolean column per rule, named by
+    its check name (`False` fails). A rule without a column passed on every row."""
+    present = set(flags.columns)
+    return flags.select(
+        *schema.column_names(),
+        *(
+            pl.col(rule.check_name).replace_strict(_STATUS, return_dtype=pl.String)
+            if rule.check_name in present
+            else pl.lit("valid", dtype=pl.String).alias(rule.check_name)
+            for rule in catalogue
+        ),
+    )
+
+
+# ---------------------------------- the writers ---------------------------------- #
+
+
+def delegating_writer(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
+) -> QuarantineWriter:
+    """A writer that hands the quarantine to the asset's own IO manager, as the asset key
+    `<last key part>_quarantine` with the same prefix and the run's partition.
+
+    The IO manager receives the step's output context with only the asset key changed. The
+    address is what the IO manager reports (a table name or a path), else the key.
+    Raises `dagster._core.errors.DagsterInvalidPropertyError` under direct invocation, which
+    has no step and so no IO manager: use `file_writer` there.
+    """
+    if not _step.in_run(context):
+        raise _step.DagsterInvalidPropertyError(
+            "delegating_writer(context) needs a step to reach the asset's IO manager, and a "
+            "directly invoked asset has none. Under direct invocation use "
+            "dd.wiring.file_writer(key, quarantine_dir, partition_key) instead."
+        )
+    key = quarantine_key(context.asset_key)
+    partition = context.partition_key if context.has_partition_key else None
+
+    def write(frame: pl.DataFrame) -> str:
+        return _address(_step.write_as(context, key, frame), key, partition)
+
+    return write
+
+
+def file_writer(
+    key: dg.AssetKey | str | Sequence[str],
+    quarantine_dir: str | os.PathLike[str] | None = None,
+    partition_key: str | None = None,
+) -> QuarantineWriter:
+    """A writer that writes the quarantine of asset `key` as parquet at `quarantine_path`.
+
+    For direct invocation, which has no IO manager. The file is written beside its target
+    and renamed into place, so a failed write never leaves a partial file.
+    """
+    path = quarantine_path(key, quarantine_dir, partition_key)
+
+    def write(frame: pl.DataFrame) -> str:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
+        try:
+            frame.write_parquet(staging)
+            os.replace(staging, path)
+        finally:
+            staging.unlink(missing_ok=True)
+        return str(path)
+
+    return write
+
+
+def quarantine_path(
+    key: dg.AssetKey | str | Sequence[str],
+    quarantine_dir: str | os.PathLike[str] | None = None,
+    partition_key: str | None = None,
+) -> Path:
+    """Where `file_writer` writes the quarantine of asset `key`.
+
+    `<quarantine_dir>/<prefix parts>/<name>_quarantine.parquet`, or for a partition
+    `<quarantine_dir>/<prefix parts>/<name>_quarantine/<partition key>.parquet`, so two
+    partitions never share a file. Path parts are percent-encoded where a character is not
+    safe in a file name (`2024-01-01-00:00` -> `2024-01-01-00%3A00`). `quarantine_dir`
+    defaults to the `quarantine_dir` setting.
+    """
+    parts = [_file_name(part) for part in quarantine_key(key).path]
+    root = Path(resolve("quarantine_dir", quarantine_dir))
+    if partition_key is None:
+        return root.joinpath(*parts[:-1], parts[-1] + ".parquet")
+    return root.joinpath(*parts, _file_name(str(partition_key)) + ".parquet")
+
+
+# --------------------------------- the key guard --------------------------------- #
+
+
+def validate_quarantine_key(context: _step.Context) -> None:
+    """Raise `QuarantineKeyCollisionError` when another asset in the code location
+    materializes the quarantine's key `<last key part>_quarantine`. A no-op under direct
+    invocation, which has no asset graph to look in."""
+    graph = _step.asset_graph(context)
+    if graph is None:
+        return
+    key = quarantine_key(context.asset_key)
+    if graph.has(key) and graph.get(key).is_materializable:
+        raise QuarantineKeyCollisionError(
+            f"Asset {context.asset_key.to_user_string()} writes its quarantine as the asset key "
+            f"{key.to_user_string()}, but another asset in this code location already "
+            "materializes that key, so one would overwrite the other. Rename one of the two "
+            "assets (name= or key_prefix=), or turn the quarantine off for this asset."
+        )
+
+
+# ------------------------------------ helpers ------------------------------------ #
+
+
+def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) -> str:
+    for name in _ADDRESS_KEYS:
+        if name in metadata:
+            return str(getattr(metadata[name], "value", metadata[name]))
+    where = key.to_user_string()
+    return where if partition is None else f"{where} (partition {partition})"
+
+
+def _file_name(text: str) -> str:
+    """`text` as one safe path part: percent-encoded, with a leading dot encoded too."""
+    encoded = quote(text, safe="-_.=")
+    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded or "%"

@@ -1,0 +1,69 @@
+"""Per-dtype column statistics of a written table, for its materialization metadata.
+
+One eager pass over the table computes, per column, what its dtype makes meaningful: the
+null count always; min, max and mean for numbers and booleans; min and max for temporal
+columns; the longest value (in characters) for strings. Only the first columns are
+described, as many as a metadata table shows, so a wide schema costs no more than a narrow one.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import polars as pl
+
+from ._display import MAX_ROWS
+
+_FIELDS = ("nulls", "min", "max", "mean", "max_length")
+_SCHEMA = {
+    "column": pl.String,
+    "dtype": pl.String,
+    "nulls": pl.Int64,
+    "min": pl.String,
+    "max": pl.String,
+    "mean": pl.Float64,
+    "max_length": pl.Int64,
+}
+
+
+def statistics(frame: pl.DataFrame) -> pl.DataFrame:
+    """One row per described column of `frame`: column, dtype, nulls, min, max, mean,
+    max_length (null where the dtype has no such statistic)."""
+    described = frame.columns[:MAX_ROWS]
+    exprs: list[pl.Expr] = []
+    for index, name in enumerate(described):
+        exprs.extend(
+            expr.alias(f"{index}|{field}")
+            for field, expr in _expressions(pl.col(name), frame.schema[name]).items()
+        )
+    values = frame.select(exprs).row(0, named=True) if exprs else {}
+    rows = []
+    for index, name in enumerate(described):
+        found = {field: values.get(f"{index}|{field}") for field in _FIELDS}
+        rows.append(
+            {
+                "column": name,
+                "dtype": str(frame.schema[name]),
+                "nulls": found["nulls"],
+                "min": _text(found["min"]),
+                "max": _text(found["max"]),
+                "mean": None if found["mean"] is None else float(found["mean"]),
+                "max_length": found["max_length"],
+            }
+        )
+    return pl.DataFrame(rows, schema=_SCHEMA)
+
+
+def _expressions(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
+    found = {"nulls": column.null_count()}
+    if dtype.is_numeric() or dtype == pl.Boolean:
+        found |= {"min": column.min(), "max": column.max(), "mean": column.mean()}
+    elif dtype.is_temporal():
+        found |= {"min": column.min(), "max": column.max()}
+    elif dtype == pl.String:
+        found["max_length"] = column.str.len_chars().max()
+    return found
+
+
+def _text(value: Any) -> str | None:
+    return None if value is None else str(value)

@@ -1,0 +1,78 @@
+"""Shared test fixtures: real storage for real runs."""
+
+from __future__ import annotations
+
+import pickle
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import duckdb
+import polars as pl
+import pytest
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+# ------------------------- gated assets: storage the run writes to ------------------------- #
+
+
+@dataclass(frozen=True)
+class Storage:
+    """Where a run's IO manager writes: Dagster's pickling filesystem IO manager, or a DuckDB
+    database file through dagster-duckdb-polars; `read` gets a stored table back."""
+
+    kind: str
+    root: Path
+
+    @property
+    def database(self) -> Path:
+        return self.root / "warehouse.duckdb"
+
+    def io_manager(self) -> Any:
+        if self.kind == "duckdb":
+            return DuckDBPolarsIOManager(database=str(self.database))
+        return dg.FilesystemIOManager(base_dir=str(self.root / "storage"))
+
+    def materialize(self, assets: Sequence[Any], **kwargs: Any) -> dg.ExecuteInProcessResult:
+        kwargs.setdefault("raise_on_error", False)
+        return dg.materialize(assets, resources={"io_manager": self.io_manager()}, **kwargs)
+
+    def read(self, key: str | Sequence[str], partition: str | None = None) -> pl.DataFrame | None:
+        """The stored table of `key` (one partition of it on the filesystem), None if absent."""
+        path = dg.AssetKey.from_coercible(key).path
+        if self.kind == "duckdb":
+            if not self.database.exists():
+                return None
+            schema, table = (path[-2] if len(path) > 1 else "public"), path[-1]
+            with duckdb.connect(str(self.database), read_only=True) as connection:
+                found = connection.execute(
+                    "select count(*) from information_schema.tables "
+                    "where table_schema = ? and table_name = ?",
+                    [schema, table],
+                ).fetchone()
+                if not found or not found[0]:
+                    return None
+                return connection.sql(f"select * from {schema}.{table}").pl()
+        file = self.root.joinpath("storage", *path, *([partition] if partition else []))
+        if not file.is_file():
+            return None
+        with file.open("rb") as stream:
+            stored = pickle.load(stream)
+        return stored.collect() if isinstance(stored, pl.LazyFrame) else stored
+
+
+@pytest.fixture(params=["filesystem", "duckdb"])
+def storage(request: pytest.FixtureRequest, tmp_path: Path) -> Storage:
+    """Each test using it runs once with Dagster's filesystem IO manager, once with DuckDB."""
+    return Storage(request.param, tmp_path)
+
+
+@pytest.fixture
+def filesystem(tmp_path: Path) -> Storage:
+    return Storage("filesystem", tmp_path)
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Storage:
+    return Storage("duckdb", tmp_path)

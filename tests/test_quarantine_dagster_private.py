@@ -1,0 +1,99 @@
+"""Characterization of the Dagster internals `_step.py` reads. If Dagster changes one of them,
+the test names the decision of this package that rests on it."""
+
+from typing import Any
+
+import dagster as dg
+import pytest
+
+from dagster_dataframely import _step
+
+
+def test_direct_invocation_has_no_step_execution_context():
+    """Decision: a run is told apart from a direct invocation by this error, and
+    `delegating_writer` raises it under direct invocation (as the hand-wiring page says)."""
+    context = dg.build_asset_context()
+
+    with pytest.raises(_step.DagsterInvalidPropertyError):
+        context.get_step_execution_context()
+    assert not _step.in_run(context)
+
+
+class Recording(dg.IOManager):
+    """Records what each `handle_output` call saw, and logs a `path` like file IO managers."""
+
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        SEEN.append(
+            {
+                "key": context.asset_key,
+                "spec_key": context.asset_spec.key,
+                "partition": context.asset_partition_key if context.has_asset_partitions else None,
+                "definition_metadata": dict(context.definition_metadata),
+                "value": obj,
+            }
+        )
+        context.add_output_metadata({"path": f"/store/{'/'.join(context.asset_key.path)}"})
+
+    def load_input(self, context: dg.InputContext) -> Any:
+        raise NotImplementedError
+
+
+SEEN: list[dict[str, Any]] = []
+
+
+def test_the_steps_output_context_can_be_handed_to_its_io_manager_under_another_key():
+    """Decision: the quarantine is written through the asset's own IO manager with the
+    step's own output context (same definition metadata, same partition), only the key
+    replaced, and the address comes from the metadata that IO manager logs."""
+    SEEN.clear()
+    logged: list[dict[str, Any]] = []
+
+    @dg.asset(
+        key_prefix="sales",
+        metadata={"partition_expr": "day", "schema": "analytics"},
+        partitions_def=dg.StaticPartitionsDefinition(["2024-05-01", "2024-05-02"]),
+    )
+    def orders(context: dg.AssetExecutionContext) -> str:
+        other = dg.AssetKey(["sales", "orders_quarantine"])
+        logged.append(_step.write_as(context, other, "quarantined rows"))
+        return "table rows"
+
+    result = dg.materialize(
+        [orders],
+        resources={"io_manager": dg.IOManagerDefinition.hardcoded_io_manager(Recording())},
+        partition_key="2024-05-02",
+    )
+
+    assert result.success
+    quarantine, table = SEEN
+    assert (
+        quarantine["key"] == quarantine["spec_key"] == dg.AssetKey(["sales", "orders_quarantine"])
+    )
+    assert table["key"] == dg.AssetKey(["sales", "orders"])
+    assert quarantine["partition"] == table["partition"] == "2024-05-02"
+    assert quarantine["definition_metadata"] == table["definition_metadata"]
+    assert quarantine["value"] == "quarantined rows"
+    (metadata,) = logged
+    assert metadata["path"] == dg.MetadataValue.text("/store/sales/orders_quarantine")
+
+
+def test_materialize_sets_no_repository_so_the_jobs_asset_graph_stands_in():
+    """Decision: `validate_quarantine_key` looks in the repository's asset graph when a
+    deployed code location set one, else in the job's, which `materialize` fills with
+    every asset passed to it."""
+    graphs: list[Any] = []
+
+    @dg.asset
+    def orders(context: dg.AssetExecutionContext) -> int:
+        graphs.append(_step.asset_graph(context))
+        return 1
+
+    @dg.asset
+    def orders_quarantine() -> int:
+        return 0
+
+    assert dg.materialize([orders, orders_quarantine]).success
+    (graph,) = graphs
+    assert graph.has(dg.AssetKey("orders_quarantine"))
+    assert graph.get(dg.AssetKey("orders_quarantine")).is_materializable
+    assert _step.asset_graph(dg.build_asset_context()) is None

@@ -5,6 +5,7 @@
 
 from . import data, errors, wiring
 from ._asset import asset
+from ._component import SchemaChecksComponent
 from ._definitions import with_schemas
 from ._severity import warn
 from ._sidecar import schema_checks
@@ -12,6 +13,7 @@ from .io import ParquetIOManager
 
 __all__ = [
     "ParquetIOManager",
+    "SchemaChecksComponent",
     "asset",
     "data",
     "errors",

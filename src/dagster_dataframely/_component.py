@@ -1,0 +1,195 @@
+"""`dd.SchemaChecksComponent`: sidecar checks declared in a `defs.yaml`.
+
+```yaml
+type: dagster_dataframely.SchemaChecksComponent
+attributes:
+  check_granularity: column        # shared settings, overridable per entry
+  checks:
+    - asset: orders
+      schema: my_pkg.schemas:Orders
+      warn: [note]
+```
+
+Each entry becomes one `dd.schema_checks`. A bad entry (a schema reference that does not
+import, an unknown rule in `warn`) fails when the component loads, with Dagster's pointer to
+the file and line of the entry.
+"""
+
+# No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
+import importlib
+import textwrap
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal
+
+import dagster as dg
+import dataframely as dy
+from pydantic import BaseModel
+
+from ._schemas import as_dataframely
+from ._sidecar import schema_checks
+from .errors import DagsterDataframelyError, UnsupportedSchemaError
+
+Granularity = Literal["rule", "column", "schema"]
+SchemaRules = Literal["collapsed", "per_rule"]
+
+
+def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
+    """The schema a `package.module:Class` reference names."""
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise UnsupportedSchemaError(
+            f"schema: {reference!r} is not a schema reference. Write 'package.module:Class', "
+            "e.g. 'my_project.schemas:Orders'."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UnsupportedSchemaError(
+            f"schema: {reference!r} cannot be imported: module {module_name!r} was not found "
+            f"({error}). Check the module path and that its package is installed in the "
+            "project's environment."
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise UnsupportedSchemaError(
+                f"schema: {reference!r} cannot be imported: module {module_name!r} has no "
+                f"{attribute!r}. Check the class name after the ':'."
+            )
+        target = getattr(target, part)
+    return as_dataframely(target)
+
+
+@dataclass
+class SchemaCheck(dg.Resolvable):
+    """One asset and the schema its stored table is checked against."""
+
+    asset: dg.ResolvedAssetKey
+    schema: Annotated[
+        type[dy.Schema],
+        dg.Resolver(
+            _import_schema,
+            model_field_type=str,
+            description="The schema, as 'package.module:Class' (a Dataframely schema or a "
+            "Pandera polars model).",
+            examples=["my_project.schemas:Orders"],
+        ),
+    ]
+    warn: Sequence[str] = ()
+    blocking: bool | None = None
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+    name: str | None = None
+
+    @classmethod
+    def model(cls) -> type[BaseModel]:
+        return _quiet_model(super().model)
+
+
+class SchemaChecksScaffolder(dg.Scaffolder):
+    """`dg scaffold defs dagster_dataframely.SchemaChecksComponent <path>`."""
+
+    def scaffold(self, request: dg.ScaffoldRequest) -> None:
+        if request.scaffold_format != "yaml":
+            raise dg.DagsterInvariantViolationError(
+                "SchemaChecksComponent is configured in YAML; scaffold it with --format yaml."
+            )
+        request.target_path.mkdir(parents=True, exist_ok=True)
+        (request.target_path / "defs.yaml").write_text(_TEMPLATE.format(type=request.type_name))
+
+
+_TEMPLATE = textwrap.dedent(
+    """\
+    type: {type}
+
+    attributes:
+      # One entry per asset: its key ('prefix/name') and its schema ('package.module:Class').
+      # Optional per entry, or here for every entry: blocking, check_granularity (rule,
+      # column or schema), schema_rules (collapsed or per_rule), max_failure_samples.
+      checks: []
+      #  - asset: orders
+      #    schema: my_project.schemas:Orders
+      #    warn: [note]
+    """
+)
+
+
+@dg.scaffold_with(SchemaChecksScaffolder)
+@dataclass
+class SchemaChecksComponent(dg.Component, dg.Resolvable):
+    """Dataframely schema checks on assets that already exist, read back through their IO
+    managers: one asset check per rule.
+
+    `checks` lists `{asset, schema: "package.module:Class", warn, blocking, check_granularity,
+    schema_rules, max_failure_samples, name}`; the settings beside `checks` apply to every
+    entry that does not set its own.
+    """
+
+    checks: Sequence[SchemaCheck]
+    blocking: bool | None = None
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+
+    @classmethod
+    def model(cls) -> type[BaseModel]:
+        return _quiet_model(super().model)
+
+    @classmethod
+    def get_spec(cls) -> dg.ComponentTypeSpec:
+        return dg.ComponentTypeSpec(
+            description="Dataframely schema checks on existing assets, one check per rule.",
+            tags=["dataframely", "data-quality"],
+            produces=["asset_check"],
+        )
+
+    def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
+        return dg.Definitions(
+            asset_checks=[
+                self._build(index, entry, context) for index, entry in enumerate(self.checks)
+            ]
+        )
+
+    def _build(
+        self, index: int, entry: SchemaCheck, context: dg.ComponentLoadContext
+    ) -> dg.AssetChecksDefinition:
+        try:
+            return schema_checks(
+                entry.schema,
+                asset=entry.asset,
+                name=entry.name,
+                warn=tuple(entry.warn),
+                blocking=_first(entry.blocking, self.blocking),
+                check_granularity=entry.check_granularity or self.check_granularity,
+                schema_rules=entry.schema_rules or self.schema_rules,
+                max_failure_samples=_first(entry.max_failure_samples, self.max_failure_samples),
+            )
+        except DagsterDataframelyError as error:
+            raise _located(error, context.path / "defs.yaml", index, entry) from None
+
+
+def _first(*values: Any) -> Any:
+    return next((value for value in values if value is not None), None)
+
+
+def _quiet_model(derive: Any) -> type[BaseModel]:
+    # The YAML key is `schema`, which pydantic warns shadows the deprecated `BaseModel.schema`.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message='Field name "schema"', category=UserWarning)
+        return derive()
+
+
+def _located(error: Exception, file: Path, index: int, entry: SchemaCheck) -> Exception:
+    """`error`, of the same class, with the file and the entry it came from."""
+    message = (
+        f"{file}: checks[{index}] (asset {entry.asset.to_user_string()}, schema "
+        f"{entry.schema.__name__}): {error}"
+    )
+    try:
+        return type(error)(message)
+    except TypeError:  # an error type whose constructor takes more than a message
+        return UnsupportedSchemaError(message)

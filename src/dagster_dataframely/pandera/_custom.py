@@ -19,6 +19,7 @@ unless the check has `ignore_na=False`, as in Pandera.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Mapping
 from functools import partial
 from typing import Any
@@ -26,6 +27,7 @@ from typing import Any
 import polars as pl
 from pandera.api.checks import Check
 from pandera.api.polars.types import PolarsData
+from polars.exceptions import PolarsInefficientMapWarning
 
 #: A check's frame: the schema's columns and their dtypes, in order.
 Frame = Mapping[str, pl.DataType]
@@ -75,7 +77,9 @@ def run_pandera_check(
 def _element_wise(function: Callable[[Any], Any], key: str, columns: list[str]) -> pl.Expr:
     # Pandera maps `pl.col(key)` (every column for "*") and folds the columns with `&`.
     targets = columns if key == "*" else [key]
-    verdicts = [pl.col(c).map_elements(function, return_dtype=pl.Boolean) for c in targets]
+    with warnings.catch_warnings():  # the rule's description already says it is slow
+        warnings.simplefilter("ignore", PolarsInefficientMapWarning)
+        verdicts = [pl.col(c).map_elements(function, return_dtype=pl.Boolean) for c in targets]
     return verdicts[0] if len(verdicts) == 1 else pl.all_horizontal(verdicts)
 
 

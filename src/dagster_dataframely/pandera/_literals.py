@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime
 import decimal
 import math
+import re
 import zoneinfo
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -59,10 +60,12 @@ def _text(value: Any) -> str:
         return repr(value)
     if isinstance(value, str):
         return string(value)
-    if isinstance(value, (bytes, decimal.Decimal)):
-        return repr(value)
-    if isinstance(value, (datetime.date, datetime.time, datetime.timedelta)):
-        return repr(value)  # `datetime.date(2024, 1, 31)`, tz as `datetime.timezone.utc`
+    if isinstance(value, bytes):
+        return "b" + string(value.decode("latin-1")) if value.isascii() else repr(value)
+    if isinstance(value, (decimal.Decimal, datetime.date, datetime.time, datetime.timedelta)):
+        # `Decimal('1.5')`, `datetime.date(2024, 1, 31)`, `zoneinfo.ZoneInfo(key='UTC')`:
+        # their inner strings in double quotes, as ruff writes them
+        return re.sub(r"'([^'\"\\]*)'", r'"\1"', repr(value))
     if isinstance(value, (list, tuple)):
         items = ", ".join(_text(v) for v in value)
         if isinstance(value, tuple):

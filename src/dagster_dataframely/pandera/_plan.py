@@ -35,7 +35,7 @@ from ._origin import origin
 from ._read import PanderaSchema, read
 
 _RESERVED = frozenset(dir(dy.Schema)) | {"primary_key"}
-_SLOW = " (element-wise: Python runs once per value, which is slow on large tables)"
+_SLOW = " (element-wise: Python runs once per value, which is slow on large tables)."
 
 
 @dataclass(frozen=True)
@@ -69,7 +69,7 @@ class Wrapped:
 
     @property
     def label(self) -> str:
-        return origin(self.check).label
+        return label(self.check)
 
 
 @dataclass(frozen=True)
@@ -139,7 +139,15 @@ def plan(model: Any) -> SchemaPlan:
         name = unique_name(identifier(check.name), taken)
         rules.append(_schema_check(check, index, name, list(schema.columns)))
     doc = schema.description or schema.title
-    return SchemaPlan(source, identifier(source.name, "PanderaSchema"), doc, columns, rules)
+    return SchemaPlan(source, _class_name(source), doc, columns, rules)
+
+
+def label(check: Check) -> str:
+    """How a reader names a custom check: `Orders.amount_is_round`, lambda `not_42`."""
+    name = origin(check).label
+    if not name.endswith("<lambda>"):
+        return f"`{name}`"
+    return "a lambda" if check.name in (None, "<lambda>") else f"lambda `{check.name}`"
 
 
 def identifier(name: str | None, fallback: str = "check") -> str:
@@ -160,6 +168,15 @@ def unique_name(base: str, taken: set[str]) -> str:
         name = f"{base}_{number}"
     taken.add(name)
     return name
+
+
+def _class_name(source: PanderaSchema) -> str:
+    """The model's class name; a schema object's name in CamelCase (`order_lines` ->
+    `OrderLines`)."""
+    name = identifier(source.name, "PanderaSchema")
+    if source.model is not None or name[0].isupper():
+        return name
+    return "".join(part[:1].upper() + part[1:] for part in name.split("_")) or "PanderaSchema"
 
 
 def _plain(kind: ColumnType) -> dict[str, Any]:
@@ -204,7 +221,7 @@ def _column_check(plan: ColumnPlan, check: Check, index: int, keys: set[str]) ->
     if builtin is None:
         description = _description(check, plan.name)
         key = unique_name(identifier(check.name), keys)
-        why = f"custom Pandera check `{origin(check).label}`, wrapped"
+        why = f"custom Pandera check {label(check)}, wrapped"
         wrapped = Wrapped(check, plan.name, index)
         plan.checks.append(Entry(key, wrapped, why, description, check.raise_warning))
         return
@@ -264,7 +281,7 @@ def _unique_rules(source: PanderaSchema, columns: list[ColumnPlan], taken: set[s
 def _schema_check(check: Check, index: int, name: str, columns: list[str]) -> Entry:
     builtin = builtin_name(check)
     if builtin is None:
-        why = f"custom Pandera check `{origin(check).label}`, wrapped"
+        why = f"custom Pandera check {label(check)}, wrapped"
         wrapped = Wrapped(check, "*", index)
         return Entry(name, wrapped, why, _description(check, None), check.raise_warning)
     form = translate(builtin, check, "")
@@ -275,9 +292,8 @@ def _schema_check(check: Check, index: int, name: str, columns: list[str]) -> En
 
 
 def _description(check: Check, column: str | None) -> str:
-    found = origin(check)
-    text = check.description or docstring_summary(found.function)
+    text = check.description or docstring_summary(origin(check).function)
     if not text:
         where = f" on {column}" if column is not None else ""
-        text = f"Pandera check {found.label}{where}."
-    return text + (_SLOW if check.element_wise else "")
+        text = f"Pandera check {label(check)}{where}."
+    return text.rstrip(".") + _SLOW if check.element_wise else text

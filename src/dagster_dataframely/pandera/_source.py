@@ -32,7 +32,8 @@ class Module:
 
     def alias(self, module: str, taken: set[str]) -> str:
         if module not in self.aliases:
-            base = "pandera_" + module.rpartition(".")[2]
+            last = module.rpartition(".")[2]
+            base = last if last.startswith("pandera") else f"pandera_{last}"
             name, number = base, 1
             while name in taken:
                 number += 1
@@ -81,8 +82,14 @@ def docstring(text: str, indent: str) -> list[str]:
         text += " "
     if len(indent) + len(text) + 6 <= WIDTH:
         return [f'{indent}"""{text}"""']
-    lines = textwrap.wrap(text, WIDTH - len(indent), break_on_hyphens=False)
-    return [f'{indent}"""{lines[0]}', *(f"{indent}{line}" for line in lines[1:]), f'{indent}"""']
+    lines = textwrap.wrap(
+        text,
+        WIDTH,
+        initial_indent=f'{indent}"""',
+        subsequent_indent=indent,
+        break_on_hyphens=False,
+    )
+    return [*lines, f'{indent}"""']
 
 
 def value(item: Any, module: Module, where: str) -> str:
@@ -135,7 +142,7 @@ def wrapped_call(
 
 def todo(wrapped: Wrapped, indent: str) -> list[str]:
     return comment(
-        f"TODO: port the Pandera check `{wrapped.label}` to a polars expression. Until "
+        f"TODO: port the Pandera check {wrapped.label} to a polars expression. Until "
         "then it runs Pandera's own function, imported from the original module.",
         indent,
     )

@@ -137,6 +137,8 @@ def _polars_type(dtype: Any) -> ColumnType:
             return ColumnType("List", (ColumnType("Any"),))
         if dtype in _SIMPLE:
             return ColumnType(_SIMPLE[dtype])
+        if dtype not in (pl.Struct, pl.Array, pl.Enum, pl.Decimal, pl.Datetime, pl.Duration):
+            raise DtypeError(f"Dataframely has no column type for {dtype.__name__}")
         raise DtypeError(
             f"pl.{dtype.__name__} without parameters accepts many dtypes; declare its "
             "parameters (fields, categories, shape)"
@@ -158,7 +160,13 @@ def _polars_type(dtype: Any) -> ColumnType:
     if isinstance(dtype, pl.List):
         return ColumnType("List", (_nested(dtype.inner),))
     if isinstance(dtype, pl.Array):
-        return ColumnType("Array", (_nested(_innermost(dtype)), tuple(dtype.shape)))
+        if isinstance(dtype.inner, pl.Array):
+            raise DtypeError(
+                "Pandera compares only the last dimension of a multi-dimensional pl.Array "
+                "(it reads shape (2, 3) as (3, 3)); Dataframely compares the whole shape. "
+                "Use a one-dimensional pl.Array, or pl.List"
+            )
+        return ColumnType("Array", (_nested(dtype.inner), tuple(dtype.shape)))
     if isinstance(dtype, pl.Struct):
         return ColumnType("Struct", ({f.name: _nested(f.dtype) for f in dtype.fields},))
     raise DtypeError(f"Dataframely has no column type for {dtype}")

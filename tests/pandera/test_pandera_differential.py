@@ -122,6 +122,12 @@ def _below_ten(data: PolarsData) -> pl.LazyFrame:
     return pl.LazyFrame({"ok": values < 10, "not_nan": ~values.is_nan()})
 
 
+def _below_the_mean(data: PolarsData) -> pl.LazyFrame:
+    # Reads rows, then selects: the selection holds a value computed from the data.
+    mean = data.lazyframe.select(pl.col(data.key).mean()).collect().item()
+    return data.lazyframe.select(pl.col(data.key) <= (mean if mean is not None else 0))
+
+
 def _i_below_f(data: PolarsData) -> pl.LazyFrame:
     return data.lazyframe.select(pl.col("i") < pl.col("f"), pl.col("s").str.len_chars() < 3)
 
@@ -144,6 +150,9 @@ CUSTOM = {
         {"i": pa.Column(INT, [C(_even, ignore_na=False)], nullable=True)}
     ),
     "batched": pa.DataFrameSchema({"f": pa.Column(F, [C(_below_ten)], nullable=True)}),
+    "data-dependent": pa.DataFrameSchema(
+        {"i": pa.Column(INT, [C(_below_the_mean)], nullable=True)}
+    ),
     "element-wise": pa.DataFrameSchema(
         {"s": pa.Column(S, [C(lambda v: "a" in v, element_wise=True)], nullable=True)}
     ),

@@ -191,6 +191,18 @@ def test_other_checks_run_on_the_rows() -> None:
     assert verdicts == [False, True, None]
 
 
+def _below_the_maximum(data: PolarsData) -> pl.LazyFrame:
+    top = data.lazyframe.select(pl.col("x").max()).collect().item()
+    return data.lazyframe.select(pl.col("x") < (top if top is not None else 0))
+
+
+def test_a_check_that_reads_rows_runs_on_the_rows() -> None:
+    """Traced on no rows, its selection would hold a value computed from nothing."""
+    expr = run_pandera_check(_below_the_maximum, "x", FRAME).alias("verdict")
+    verdicts = pl.DataFrame({"x": [1, 5, 3]}).with_columns(expr)["verdict"]
+    assert verdicts.to_list() == [True, False, True]
+
+
 def test_element_wise_checks_map_each_value_quietly() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")

@@ -86,11 +86,21 @@ def _element_wise(function: Callable[[Any], Any], key: str, columns: list[str]) 
 # ---------------------------------------- traced ---------------------------------------- #
 
 
+#: LazyFrame methods that read rows: a check that calls one depends on the data, so what
+#: it selects from the (empty) stand-in may hold values computed from no rows.
+_READS = ("collect", "collect_async", "collect_batches", "fetch", "profile")
+
+
 class _StandIn(pl.LazyFrame):
-    """An empty frame with the schema's columns that remembers what is selected from it."""
+    """An empty frame with the schema's columns that remembers what is selected from it.
+
+    Frames derived from it are stand-ins too (polars builds them with `type(self)`); a
+    subclass per trace records, in `reads`, whether any of them read rows.
+    """
 
     _root = False
     _selected: tuple[tuple[Any, ...], dict[str, Any]] | None = None
+    reads: list[str]
 
     def select(self, *exprs: Any, **named_exprs: Any) -> pl.LazyFrame:
         result = super().select(*exprs, **named_exprs)
@@ -99,15 +109,33 @@ class _StandIn(pl.LazyFrame):
         return result
 
 
-def _traced(function: Callable[[PolarsData], Any], key: str, frame: Frame) -> pl.Expr | None:
-    stand_in = _StandIn(schema=dict(frame))
+def _stand_in(frame: Frame) -> _StandIn:
+    reads: list[str] = []
+
+    def reading(name: str) -> Any:
+        method = getattr(pl.LazyFrame, name)
+
+        def read(self: pl.LazyFrame, *args: Any, **kwargs: Any) -> Any:
+            reads.append(name)
+            return method(self, *args, **kwargs)
+
+        return read
+
+    methods = {name: reading(name) for name in _READS if hasattr(pl.LazyFrame, name)}
+    cls = type("_TracedStandIn", (_StandIn,), {**methods, "reads": reads})
+    stand_in: _StandIn = cls(schema=dict(frame))
     stand_in._root = True
+    return stand_in
+
+
+def _traced(function: Callable[[PolarsData], Any], key: str, frame: Frame) -> pl.Expr | None:
+    stand_in = _stand_in(frame)
     try:
         out = function(PolarsData(stand_in, key))
     except Exception:  # the function needs real data: run it on the rows instead
         return None
     selected = getattr(out, "_selected", None) if isinstance(out, _StandIn) else None
-    if selected is None:
+    if selected is None or stand_in.reads:
         return None
     exprs = _expressions(*selected)
     if not exprs or not _row_level(exprs, frame):

@@ -119,3 +119,33 @@ def readings_frame() -> pl.DataFrame:
             "value": [1.0, 1.0, 5.0, -2.0, 42.0, None],
         }
     )
+
+
+def _no_zero_filter(data: PolarsData) -> pl.LazyFrame:
+    return data.lazyframe.select(pl.col("filter") != 0)
+
+
+#: Column names that are not attribute names; a rule named like a `dy.Schema` method.
+awkward = pa.DataFrameSchema(
+    {
+        "filter": pa.Column(int, pa.Check.isin([1, 2, 3]), nullable=True),
+        "class": pa.Column(float, pa.Check.notin([1.5])),
+        "1st": pa.Column(str, pa.Check.str_endswith("x"), nullable=True),
+        "first": pa.Column(pl.Duration("ms"), pa.Check.gt(dt.timedelta(0)), nullable=True),
+    },
+    checks=[pa.Check(_no_zero_filter, name="filter")],
+    unique=[["filter"], ["1st", "class"]],
+    description="Columns named like Python keywords and schema methods.",
+)
+
+
+def awkward_frame() -> pl.DataFrame:
+    return pl.DataFrame(
+        {
+            "filter": [1, 4, 1, None],
+            "class": [1.5, 0.0, 2.0, float("nan")],
+            "1st": ["ax", "b", "ax", None],
+            "first": [dt.timedelta(0), dt.timedelta(1), None, dt.timedelta(2)],
+        },
+        schema_overrides={"first": pl.Duration("ms")},
+    )

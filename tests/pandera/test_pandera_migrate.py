@@ -15,7 +15,14 @@ import pandera.polars as pa
 import polars as pl
 import pytest
 from hypothesis import given, settings
-from pandera_models import Orders, orders_frame, readings, readings_frame
+from pandera_models import (
+    Orders,
+    awkward,
+    awkward_frame,
+    orders_frame,
+    readings,
+    readings_frame,
+)
 from pandera_support import frames
 
 from dagster_dataframely.errors import UnsupportedSchemaError
@@ -41,10 +48,16 @@ def counts(schema: type[dy.Schema], df: pl.DataFrame) -> dict[str, int]:
     return schema.filter(df, cast=False).failure.counts()
 
 
-MODELS = [(Orders, "Orders", orders_frame), (readings, "Readings", readings_frame)]
+MODELS = [
+    (Orders, "Orders", orders_frame),
+    (readings, "Readings", readings_frame),
+    (awkward, "PanderaSchema", awkward_frame),
+]
 
 
-@pytest.mark.parametrize(("model", "name", "frame"), MODELS, ids=["model", "schema-object"])
+@pytest.mark.parametrize(
+    ("model", "name", "frame"), MODELS, ids=["model", "schema-object", "awkward-names"]
+)
 def test_migrated_source_gives_the_translated_catalogue_and_counts(
     model: Any, name: str, frame: Any, tmp_path: Path
 ) -> None:
@@ -64,11 +77,14 @@ def test_migrated_expressions_are_the_translated_expressions(tmp_path: Path) -> 
         assert rule.expr.meta.eq(translated[rule.name]), rule.name
 
 
-def test_source_without_ruff_is_the_same_module(tmp_path: Path, monkeypatch: Any) -> None:
-    formatted = migrate(Orders)
+@pytest.mark.parametrize(("model", "name", "frame"), MODELS, ids=["model", "schema", "awkward"])
+def test_source_without_ruff_is_the_same_module(
+    model: Any, name: str, frame: Any, tmp_path: Path, monkeypatch: Any
+) -> None:
+    formatted = migrate(model)
     monkeypatch.setattr(_migrate, "_ruff", lambda: None)
-    raw = migrate(Orders)
-    assert catalogue(load(raw, tmp_path).Orders) == catalogue(to_dataframely(Orders))
+    raw = migrate(model)
+    assert catalogue(getattr(load(raw, tmp_path), name)) == catalogue(to_dataframely(model))
     lint = subprocess.run(
         [sys.executable, "-m", "ruff", "check", "--isolated", "--select", "E,W,F", "-"],
         input=raw,

@@ -125,13 +125,12 @@ def _ruff() -> str | None:
 def _header(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> list[str]:
     source = f"`{location[0]}:{location[1]}`" if location else f"`{schema_plan.source.name}`"
     lines = [
-        f'"""Dataframely schema `{schema_plan.class_name}`, migrated from the Pandera model '
-        f"{source}.",
+        f'"""Dataframely schema `{schema_plan.class_name}`, migrated from a Pandera model.',
         "",
         *_wrap(
-            "Written by `dagster-dataframely migrate-pandera`. Each rule keeps the name "
-            "dagster-dataframely gave the Pandera check, so Dagster check names (and their "
-            "history) stay the same."
+            f"Migrated from {source} by `dagster-dataframely migrate-pandera`. Each rule "
+            "keeps the name dagster-dataframely gave the Pandera check, so Dagster check "
+            "names (and their history) stay the same."
         ),
     ]
     if schema_plan.wrapped:
@@ -147,7 +146,7 @@ def _header(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> list[s
 
 
 def _wrap(text: str) -> list[str]:
-    return textwrap.wrap(text, 88, break_on_hyphens=False)
+    return textwrap.wrap(text, 88, break_on_hyphens=False, break_long_words=False)
 
 
 def _function(signature: str, entry: Entry, returned: str, indent: str = "") -> list[str]:

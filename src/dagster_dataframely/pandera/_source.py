@@ -72,7 +72,10 @@ def call(
 def comment(text: str, indent: str) -> list[str]:
     """`# text`, wrapped to the width."""
     width = max(WIDTH - len(indent) - 2, 30)
-    return [f"{indent}# {line}" for line in textwrap.wrap(text, width, break_on_hyphens=False)]
+    return [
+        f"{indent}# {line}"
+        for line in textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
+    ]
 
 
 def docstring(text: str, indent: str) -> list[str]:
@@ -88,6 +91,7 @@ def docstring(text: str, indent: str) -> list[str]:
         initial_indent=f'{indent}"""',
         subsequent_indent=indent,
         break_on_hyphens=False,
+        break_long_words=False,
     )
     return [*lines, f'{indent}"""']
 
@@ -171,7 +175,8 @@ def column_lines(
     module.stdlib |= imports
     offset = len(texts) - len(options)
     notes = {offset + number: text for number, text in notes.items()}
-    return [f"{INDENT}{column.attribute} = " + call(func, texts, INDENT, notes)]
+    lead = len(f"{column.attribute} = ")
+    return [f"{INDENT}{column.attribute} = " + call(func, texts, INDENT, notes, lead)]
 
 
 def _check_dict(entries: Iterable[Entry], checks: dict[str, str], notes: dict[str, str]) -> str:

@@ -151,6 +151,8 @@ def test_parquet_io_manager_hands_the_check_a_scan_so_it_streams(tmp_path: Path)
     )
 
     assert _failed(result) == _expected(OrdersSchema, defective_orders())
+    sample = _evaluations(result)["dy_rule__primary_key"].metadata["dy_failed_sample"].value
+    assert [row.data for row in sample.records] == [{"order_id": "ORD-20003", "line": 1}] * 2  # type: ignore[attr-defined]
     loaded = [m for m in _logs(instance, result) if m.startswith("Loaded orders")]
     assert loaded == [
         "Loaded orders through IO manager 'io_manager' as a polars.LazyFrame; evaluating streaming."

@@ -19,6 +19,7 @@ from ._catalogue import Rule
 from .errors import UnsupportedFrameError
 
 _ROWS = "__dy_rows"
+_KEYS = "__dy_keys"
 _SAMPLE_COLUMNS = 8
 
 
@@ -91,19 +92,37 @@ def evaluate(
         pl.len().alias(_ROWS),
         *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
     )
+    # One grouped pass per `unique`/primary-key rule yields its count and, for the sample,
+    # the smallest `max_failure_samples` repeated keys, so sampling needs no second grouping.
     grouped = [
-        _duplicates(lf, rule.distinct_over).select(
-            pl.col(_ROWS).filter(pl.col(_ROWS) > 1).sum().alias(rule.name)
+        _duplicates(lf, rule.distinct_over)
+        .filter(pl.col(_ROWS) > 1)
+        .select(
+            pl.col(_ROWS).sum().alias(rule.name),
+            pl.struct(rule.distinct_over)
+            .sort_by(rule.distinct_over)
+            .head(max_failure_samples)
+            .implode()
+            .alias(_KEYS),
         )
         for rule in rules
         if rule.distinct_over is not None
     ]
     failed: dict[str, int] = {}
+    repeated: dict[str, pl.DataFrame] = {}
     for frame in pl.collect_all([counts, *grouped], engine="streaming"):
+        if _KEYS in frame.columns:
+            name = frame.columns[0]
+            repeated[name] = frame.select(pl.col(_KEYS).explode()).unnest(_KEYS)
+            frame = frame.drop(_KEYS)
         failed.update({name: int(frame[name][0] or 0) for name in frame.columns})
     row_count = failed.pop(_ROWS)
     failing = [rule for rule in rules if failed[rule.name]]
-    samples = _samples(lf, failing, max_failure_samples, identify) if max_failure_samples else {}
+    samples = (
+        _samples(lf, failing, max_failure_samples, identify, repeated)
+        if max_failure_samples
+        else {}
+    )
     return Evaluation(row_count=row_count, failed=failed, samples=samples)
 
 
@@ -122,11 +141,26 @@ def _duplicates(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
 
 
 def _samples(
-    lf: pl.LazyFrame, rules: Sequence[Rule], limit: int, identify: Sequence[str]
+    lf: pl.LazyFrame,
+    rules: Sequence[Rule],
+    limit: int,
+    identify: Sequence[str],
+    repeated: Mapping[str, pl.DataFrame],
 ) -> dict[str, pl.DataFrame]:
     available = lf.collect_schema().names()
     queries = [
-        failing_rows(lf, rule).select(_explaining(rule, identify, available)).head(limit)
+        (
+            lf.join(
+                repeated[rule.name].lazy(),
+                on=list(rule.distinct_over),
+                how="semi",
+                nulls_equal=True,
+            )
+            if rule.name in repeated and rule.distinct_over is not None
+            else failing_rows(lf, rule)
+        )
+        .select(_explaining(rule, identify, available))
+        .head(limit)
         for rule in rules
     ]
     collected = pl.collect_all(queries, engine="streaming") if queries else []

@@ -336,3 +336,26 @@ def test_partitioned_checks_evaluate_only_the_partition_the_run_materialized(
     assert any(m.startswith("Loaded orders (partition bad)") for m in _logs(instance, bad))
     assert good.success and _failed(good) == {}
     assert {e.partition for e in good.get_asset_check_evaluations()} == {"good"}
+
+
+def test_unpartitioned_checks_on_a_partitioned_asset_read_the_run_partition(
+    tmp_path: Path,
+) -> None:
+    halves = dg.StaticPartitionsDefinition(["good", "bad"])
+
+    @dg.asset(name="orders", partitions_def=halves)
+    def orders(context) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+        return storefront_orders() if context.partition_key == "good" else defective_orders()
+
+    checks = dd.schema_checks(OrdersSchema, asset="orders")  # as the Component builds them
+    resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}
+    _run([orders, checks], resources=resources, partition_key="good")
+    bad, _ = _run([orders, checks], resources=resources, partition_key="bad")
+
+    rows = {
+        e.metadata["dy_row_count"].value
+        for e in bad.get_asset_check_evaluations()
+        if e.metadata.get("dy_row_count")
+    }
+    assert rows == {defective_orders().height}
+    assert {e.partition for e in bad.get_asset_check_evaluations()} == {None}

@@ -1,7 +1,11 @@
 """dagster-dataframely: a table's Dataframely schema as Dagster's single source of data quality.
 
-`import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`.
+`import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`, the Pandera
+compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
 """
+
+from importlib import import_module
+from types import ModuleType
 
 from . import data, errors, wiring
 from ._asset import asset
@@ -17,8 +21,16 @@ __all__ = [
     "asset",
     "data",
     "errors",
+    "pandera",
     "schema_checks",
     "warn",
     "wiring",
     "with_schemas",
 ]
+
+
+def __getattr__(name: str) -> ModuleType:
+    # `dd.pandera` imports Pandera, an optional dependency: load it on first use only.
+    if name == "pandera":
+        return import_module(f"{__name__}.pandera")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

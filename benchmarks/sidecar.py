@@ -10,13 +10,15 @@ deleted afterwards), then measures, each in its own subprocess with the same imp
 - filter: `pl.read_parquet` + `Schema.filter(cast=False)` + `failure.counts()`.
 
 For each: seconds after imports, peak RSS of the process, and peak RSS above the RSS right
-after imports. Two schemas: one without a primary key, one with (grouped counts).
+after imports, each the median of `--repeat` runs. Two schemas: one without a primary key,
+one with (grouped counts).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -166,7 +168,21 @@ def _subprocess(method: str, schema_name: str, path: Path) -> dict[str, float]:
     return json.loads(out.stdout.strip().splitlines()[-1])
 
 
-def main(rows: list[int]) -> None:
+def _median_runs(name: str, path: Path, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
+    """Both methods `repeat` times, interleaved so background load hits both alike; the
+    median of each figure."""
+    runs: dict[str, list[dict[str, float]]] = {"sidecar": [], "filter": []}
+    for _ in range(repeat):
+        for method in runs:
+            runs[method].append(_subprocess(method, name, path))
+    side, base = (
+        {key: statistics.median_low(run[key] for run in runs[method]) for key in runs[method][0]}
+        for method in ("sidecar", "filter")
+    )
+    return side, base
+
+
+def main(rows: list[int], repeat: int) -> None:
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
         rows_by_size: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
         header = (
@@ -179,8 +195,7 @@ def main(rows: list[int]) -> None:
             path = Path(directory) / f"events_{count}.parquet"
             generate(path, count)
             for name in TARGETS:
-                side = _subprocess("sidecar", name, path)
-                base = _subprocess("filter", name, path)
+                side, base = _median_runs(name, path, repeat)
                 rows_by_size.setdefault(name, {})[count] = {"sidecar": side, "filter": base}
                 print(
                     f"{name:6} {count // 1_000_000:>5}M | {side['seconds']:9.2f} "
@@ -219,9 +234,10 @@ def _verdict(results: dict[str, dict[int, dict[str, dict[str, float]]]], rows: l
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
+    parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
     parser.add_argument("--measure", nargs=3, metavar=("METHOD", "SCHEMA", "PATH"))
     args = parser.parse_args()
     if args.measure:
         print(json.dumps(measure(*args.measure)))
     else:
-        main(sorted(args.rows))
+        main(sorted(args.rows), args.repeat)

@@ -212,13 +212,16 @@ def test_ins_and_deps_pass_through(filesystem):
 
 
 def test_a_returned_materialize_result_keeps_its_metadata_tags_and_data_version(filesystem):
-    @dd.asset(OrdersSchema, quarantine=True)
+    plausible = dg.AssetCheckSpec("row_count_is_plausible", asset="orders")
+
+    @dd.asset(OrdersSchema, quarantine=True, check_specs=[plausible])
     def orders() -> dg.MaterializeResult:
         return dg.MaterializeResult(
             value=defective_orders(),
             metadata={"source": "storefront export", "dagster/row_count": 13},
             tags={"batch": "2024-05-11"},
             data_version=dg.DataVersion("v7"),
+            check_results=[dg.AssetCheckResult(check_name=plausible.name, passed=True)],
         )
 
     result = filesystem.materialize([orders])
@@ -231,6 +234,8 @@ def test_a_returned_materialize_result_keeps_its_metadata_tags_and_data_version(
     assert materialization.tags is not None
     assert materialization.tags["batch"] == "2024-05-11"
     assert materialization.tags["dagster/data_version"] == "v7"
+    evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert evaluations["row_count_is_plausible"]
 
 
 @pytest.mark.parametrize("returned", [None, dg.MaterializeResult(value=None)])

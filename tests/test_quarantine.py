@@ -83,6 +83,15 @@ def test_two_partitions_never_share_a_quarantine_file(tmp_path, keys):
         assert path.parent == tmp_path / "orders_quarantine"  # no key escapes its directory
 
 
+def test_direct_invocation_lays_out_files_as_the_parquet_io_manager_does(tmp_path):
+    # A quarantine written under direct invocation sits where a run's would.
+    manager = dd.ParquetIOManager(base_dir=str(tmp_path))
+    for partition in (None, "2024-05-01-00:00"):
+        assert quarantine_path(["sales", "orders"], tmp_path, partition) == manager.path_for(
+            dg.AssetKey(["sales", "orders_quarantine"]), partition
+        )
+
+
 def test_quarantine_dir_defaults_to_its_setting(tmp_path, monkeypatch):
     monkeypatch.setenv("DAGSTER_DATAFRAMELY_QUARANTINE_DIR", str(tmp_path / "from-env"))
 

@@ -10,21 +10,20 @@ In a run the asset's own IO manager writes it as the asset key `<last key part>_
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable, Sequence
-from pathlib import Path
 from typing import Any, TypeAlias
-from urllib.parse import quote
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from upath import UPath
 
 from . import _step
 from ._catalogue import Rule, rules
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
 from .errors import QuarantineKeyCollisionError
+from .io import parquet_path, write_frame
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
 QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
@@ -127,13 +126,7 @@ def file_writer(
     path = quarantine_path(key, quarantine_dir, partition_key)
 
     def write(frame: pl.DataFrame) -> str:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        staging = path.with_name(f".{path.name}.{uuid.uuid4().hex}.tmp")
-        try:
-            frame.write_parquet(staging)
-            os.replace(staging, path)
-        finally:
-            staging.unlink(missing_ok=True)
+        write_frame(frame, path)
         return str(path)
 
     return write
@@ -143,20 +136,17 @@ def quarantine_path(
     key: dg.AssetKey | str | Sequence[str],
     quarantine_dir: str | os.PathLike[str] | None = None,
     partition_key: str | None = None,
-) -> Path:
+) -> UPath:
     """Where `file_writer` writes the quarantine of asset `key`.
 
     `<quarantine_dir>/<prefix parts>/<name>_quarantine.parquet`, or for a partition
     `<quarantine_dir>/<prefix parts>/<name>_quarantine/<partition key>.parquet`, so two
-    partitions never share a file. Path parts are percent-encoded where a character is not
-    safe in a file name (`2024-01-01-00:00` -> `2024-01-01-00%3A00`). `quarantine_dir`
-    defaults to the `quarantine_dir` setting.
+    partitions never share a file: the layout of `dd.ParquetIOManager`, whose encoding keeps
+    unsafe characters out of file names (`2024-01-01-00:00` -> `2024-01-01-00~3A00`).
+    `quarantine_dir` defaults to the `quarantine_dir` setting.
     """
-    parts = [_file_name(part) for part in quarantine_key(key).path]
-    root = Path(resolve("quarantine_dir", quarantine_dir))
-    if partition_key is None:
-        return root.joinpath(*parts[:-1], parts[-1] + ".parquet")
-    return root.joinpath(*parts, _file_name(str(partition_key)) + ".parquet")
+    root = UPath(resolve("quarantine_dir", quarantine_dir)).expanduser().absolute()
+    return parquet_path(root, quarantine_key(key), partition_key)
 
 
 # --------------------------------- the key guard --------------------------------- #
@@ -188,9 +178,3 @@ def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) 
             return str(getattr(metadata[name], "value", metadata[name]))
     where = key.to_user_string()
     return where if partition is None else f"{where} (partition {partition})"
-
-
-def _file_name(text: str) -> str:
-    """`text` as one safe path part: percent-encoded, with a leading dot encoded too."""
-    encoded = quote(text, safe="-_.=")
-    return "%2E" + encoded[1:] if encoded.startswith(".") else encoded or "%"

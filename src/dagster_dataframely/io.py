@@ -94,15 +94,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
     def path_for(self, asset_key: dg.AssetKey, partition_key: str | None = None) -> UPath:
         """The file an asset (or one partition of it) is stored in."""
-        parts = [_safe_name(part) for part in asset_key.path]
-        if partition_key is None:
-            return self._root().joinpath(*parts[:-1], f"{parts[-1]}.parquet")
-        if isinstance(partition_key, dg.MultiPartitionKey):
-            dims = sorted(partition_key.keys_by_dimension.items())
-            levels = [f"{_safe_name(dim)}={_safe_name(key)}" for dim, key in dims]
-        else:
-            levels = [_safe_name(partition_key)]
-        return self._root().joinpath(*parts, *levels[:-1], f"{levels[-1]}.parquet")
+        return parquet_path(self._root(), asset_key, partition_key)
 
     # ----------------------------------- output ----------------------------------- #
 
@@ -117,10 +109,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
                 "give this asset another IO manager."
             )
         target = self.path_for(context.asset_key, _output_partition(context))
-        if target.protocol in _LOCAL_PROTOCOLS:
-            row_count = _write_local(obj, target.path)
-        else:
-            row_count = _write_remote(obj, target)
+        row_count = write_frame(obj, target)
         context.add_output_metadata({"dagster/row_count": row_count, "path": str(target)})
 
     # ------------------------------------ input ----------------------------------- #
@@ -150,6 +139,27 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
 
 # ------------------------------------- helpers ------------------------------------- #
+
+
+def parquet_path(root: UPath, asset_key: dg.AssetKey, partition_key: str | None = None) -> UPath:
+    """Where under `root` the parquet file of an asset (or of one partition) lives."""
+    parts = [_safe_name(part) for part in asset_key.path]
+    if partition_key is None:
+        return root.joinpath(*parts[:-1], f"{parts[-1]}.parquet")
+    if isinstance(partition_key, dg.MultiPartitionKey):
+        dims = sorted(partition_key.keys_by_dimension.items())
+        levels = [f"{_safe_name(dim)}={_safe_name(key)}" for dim, key in dims]
+    else:
+        levels = [_safe_name(partition_key)]
+    return root.joinpath(*parts, *levels[:-1], f"{levels[-1]}.parquet")
+
+
+def write_frame(obj: pl.DataFrame | pl.LazyFrame, target: UPath) -> int:
+    """Write `obj` to `target` atomically and return its row count: a failed write leaves
+    neither a partial file nor a changed previous one."""
+    if target.protocol in _LOCAL_PROTOCOLS:
+        return _write_local(obj, target.path)
+    return _write_remote(obj, target)
 
 
 def _safe_name(text: str) -> str:

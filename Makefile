@@ -37,8 +37,9 @@ test: lint typecheck unit
 demo: install
 	$(BIN)/python -m dagster_dataframely_demo
 
+# Figures, not pass/fail: each script prints its own table (minutes, and a few GB of disk).
 bench: install
-	$(BIN)/python benchmarks/run.py
+	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
 	rm -rf .uv $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis

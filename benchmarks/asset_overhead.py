@@ -16,14 +16,12 @@ Targets (issue 3): `dd.asset` at most 1.5x the plain asset's step time and 2x it
 """
 
 import argparse
-import json
 import os
-import resource
 import shutil
-import subprocess
-import sys
 import tempfile
 from pathlib import Path
+
+from _measure import child_figures, dispatch, interleaved, measured, run_child
 
 #: label -> (asset kind, frame, storage)
 VARIANTS = {
@@ -67,8 +65,8 @@ def make_frames(rows: int, directory: Path) -> None:
     frame.with_columns(amount=broken).write_parquet(directory / "defective.parquet")
 
 
-def child(kind: str, source: Path, storage: Path, io: str) -> None:
-    """One run of one variant; prints its figures as JSON."""
+def child(kind: str, source: str, storage: str, io: str) -> dict[str, float]:
+    """One run of one variant, and its figures."""
     import dagster as dg
     import polars as pl
 
@@ -99,60 +97,40 @@ def child(kind: str, source: Path, storage: Path, io: str) -> None:
         if io == "filesystem"
         else dg.IOManagerDefinition.hardcoded_io_manager(Discard())
     )
-    before = resource.getrusage(resource.RUSAGE_SELF)
-    result = dg.materialize([orders], resources={"io_manager": io_manager})
-    after = resource.getrusage(resource.RUSAGE_SELF)
+    with measured() as figures:
+        result = dg.materialize([orders], resources={"io_manager": io_manager})
     (step,) = result.get_step_success_events()
-    print(
-        json.dumps(
-            {
-                "step_seconds": step.event_specific_data.duration_ms / 1000,
-                "cpu_seconds": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
-                "peak_rss_mb": after.ru_maxrss / 1024,
-            }
-        )
-    )
+    return {
+        "step_seconds": step.event_specific_data.duration_ms / 1000,
+        "cpu_seconds": figures["cpu_seconds"],
+        "peak_rss_mb": figures["peak_mb"],
+    }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--rows", type=int, default=10_000_000)
-    parser.add_argument("--repeat", type=int, default=3, help="runs per variant; best is shown")
-    parser.add_argument(
-        "--dir",
-        default="/dev/shm" if Path("/dev/shm").is_dir() else None,
-        help="where frames and stored values go (default: tmpfs where there is one, so disk "
-        "write-back does not drown the figures)",
-    )
-    parser.add_argument("--make", metavar="DIR", help=argparse.SUPPRESS)
-    parser.add_argument("--child", nargs=4, metavar=("KIND", "SOURCE", "STORAGE", "IO"))
-    args = parser.parse_args()
+def main(args: argparse.Namespace) -> None:
     if args.make:
         make_frames(args.rows, Path(args.make))
         return
-    if args.child:
-        kind, source, storage, io = args.child
-        child(kind, Path(source), Path(storage), io)
-        return
 
-    # Every step runs in a fresh process: a child inherits its parent's peak RSS on Linux,
-    # so this parent never holds a frame itself. Runs go round-robin over the variants, and
-    # each run's stored value is deleted after it (on tmpfs it would hold memory).
+    # Every step runs in a fresh process (`_measure`), so its peak RSS is its own. Runs go
+    # round-robin over the variants, and each run's stored value is deleted after it (on
+    # tmpfs it would hold memory).
     with tempfile.TemporaryDirectory(dir=args.dir) as temp:
         directory = Path(temp)
-        _run("making the frames", "--rows", str(args.rows), "--make", str(directory))
-        runs: dict[str, list[dict[str, float]]] = {label: [] for label in VARIANTS}
-        for _ in range(args.repeat):
-            for label, (kind, data, io) in VARIANTS.items():
-                storage = directory / "storage"
-                source = directory / f"{data}.parquet"
-                output = _run(label, "--child", kind, str(source), str(storage), io)
-                runs[label].append(json.loads(output.strip().splitlines()[-1]))
+        run_child(
+            __file__, "--rows", str(args.rows), "--make", str(directory), label="making the frames"
+        )
+
+        def run(label: str) -> dict[str, float]:
+            kind, data, io = VARIANTS[label]
+            storage = directory / "storage"
+            source = directory / f"{data}.parquet"
+            try:
+                return child_figures(__file__, kind, str(source), str(storage), io, label=label)
+            finally:
                 shutil.rmtree(storage, ignore_errors=True)
-        figures = {
-            label: {name: min(run[name] for run in found) for name in found[0]}
-            for label, found in runs.items()
-        }
+
+        figures = interleaved(VARIANTS, args.repeat, run, pick=min)
 
     load = " ".join(f"{n:.1f}" for n in os.getloadavg())
     print(f"{args.rows:,} rows of OrdersSchema, best of {args.repeat} runs per variant, ", end="")
@@ -177,12 +155,15 @@ def main() -> None:
     print("\nx: ratio to the plain asset with the same storage (targets: step 1.5, RSS 2)")
 
 
-def _run(label: str, *arguments: str) -> str:
-    run = subprocess.run([sys.executable, __file__, *arguments], capture_output=True, text=True)
-    if run.returncode:
-        sys.exit(f"{label} failed:\n{run.stderr[-4000:]}")
-    return run.stdout
-
-
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3, help="runs per variant; best is shown")
+    parser.add_argument(
+        "--dir",
+        default="/dev/shm" if Path("/dev/shm").is_dir() else None,
+        help="where frames and stored values go (default: tmpfs where there is one, so disk "
+        "write-back does not drown the figures)",
+    )
+    parser.add_argument("--make", metavar="DIR", help=argparse.SUPPRESS)
+    dispatch(parser, child, main, ("KIND", "SOURCE", "STORAGE", "IO"))

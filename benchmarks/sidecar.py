@@ -17,13 +17,10 @@ one with (grouped counts).
 from __future__ import annotations
 
 import argparse
-import json
-import statistics
-import subprocess
-import sys
 import tempfile
-import time
 from pathlib import Path
+
+from _measure import child_figures, dispatch, interleaved, measured
 
 CHUNK = 5_000_000
 TARGETS = {
@@ -109,7 +106,6 @@ def measure(method: str, schema_name: str, path: str) -> dict[str, float]:
     """Run one method in this process and report its time and memory (JSON on stdout)."""
     import dagster as dg
     import polars as pl
-    import psutil
 
     import dagster_dataframely as dd
 
@@ -119,67 +115,35 @@ def measure(method: str, schema_name: str, path: str) -> dict[str, float]:
     # What a check step's input would get: an input typed `pl.LazyFrame` (built before the
     # clock starts; it is Dagster's bookkeeping, not evaluation).
     context = dg.build_input_context(asset_key=key, dagster_type=dg.In(pl.LazyFrame).dagster_type)
-    baseline = psutil.Process().memory_info().rss
-    start = time.perf_counter()
-    if method == "sidecar":
-        scan = dd.ParquetIOManager(base_dir=base_dir).load_input(context)
-        assert isinstance(scan, pl.LazyFrame)
-        results = list(dd.wiring.check_results(schema, scan, asset_key=key))
-        failed = {
-            r.check_name: r.metadata["dy_failed_count"].value
-            for r in results
-            if "dy_failed_count" in r.metadata
-        }
-    else:
-        frame = pl.read_parquet(path)
-        _, failure = schema.filter(frame, cast=False)
-        failed = failure.counts()
-    seconds = time.perf_counter() - start
-    peak = _peak_rss()
+    with measured() as figures:
+        if method == "sidecar":
+            scan = dd.ParquetIOManager(base_dir=base_dir).load_input(context)
+            assert isinstance(scan, pl.LazyFrame)
+            results = list(dd.wiring.check_results(schema, scan, asset_key=key))
+            failed = {
+                r.check_name: r.metadata["dy_failed_count"].value
+                for r in results
+                if "dy_failed_count" in r.metadata
+            }
+        else:
+            frame = pl.read_parquet(path)
+            _, failure = schema.filter(frame, cast=False)
+            failed = failure.counts()
     return {
-        "seconds": seconds,
-        "peak_mb": peak / 2**20,
-        "above_imports_mb": max(peak - baseline, 0) / 2**20,
+        **figures,
         "failed": sum(int(v) for v in failed.values()),  # type: ignore[call-overload]
     }
-
-
-def _peak_rss() -> int:
-    """This process's peak RSS in bytes. Linux's `VmHWM` belongs to the address space exec
-    created; `ru_maxrss` would carry over the parent's RSS at fork time."""
-    status = Path("/proc/self/status")
-    if status.exists():
-        for line in status.read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    import resource
-
-    scale = 1 if sys.platform == "darwin" else 1024
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * scale
-
-
-def _subprocess(method: str, schema_name: str, path: Path) -> dict[str, float]:
-    out = subprocess.run(
-        [sys.executable, __file__, "--measure", method, schema_name, str(path)],
-        capture_output=True,
-        text=True,
-        check=True,
-    )
-    return json.loads(out.stdout.strip().splitlines()[-1])
 
 
 def _median_runs(name: str, path: Path, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
     """Both methods `repeat` times, interleaved so background load hits both alike; the
     median of each figure."""
-    runs: dict[str, list[dict[str, float]]] = {"sidecar": [], "filter": []}
-    for _ in range(repeat):
-        for method in runs:
-            runs[method].append(_subprocess(method, name, path))
-    side, base = (
-        {key: statistics.median_low(run[key] for run in runs[method]) for key in runs[method][0]}
-        for method in ("sidecar", "filter")
-    )
-    return side, base
+
+    def run(method: str) -> dict[str, float]:
+        return child_figures(__file__, method, name, str(path), label=method)
+
+    medians = interleaved(["sidecar", "filter"], repeat, run)
+    return medians["sidecar"], medians["filter"]
 
 
 def main(rows: list[int], repeat: int) -> None:
@@ -202,7 +166,7 @@ def main(rows: list[int], repeat: int) -> None:
                     f"{base['seconds']:9.2f} {side['seconds'] / base['seconds']:6.2f} | "
                     f"{side['peak_mb']:10.0f} {base['peak_mb']:10.0f} "
                     f"{side['peak_mb'] / base['peak_mb']:6.2f} | "
-                    f"{side['above_imports_mb']:7.0f} vs {base['above_imports_mb']:7.0f}",
+                    f"{side['above_start_mb']:7.0f} vs {base['above_start_mb']:7.0f}",
                     flush=True,
                 )
             path.unlink()
@@ -235,9 +199,6 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
-    parser.add_argument("--measure", nargs=3, metavar=("METHOD", "SCHEMA", "PATH"))
-    args = parser.parse_args()
-    if args.measure:
-        print(json.dumps(measure(*args.measure)))
-    else:
-        main(sorted(args.rows), args.repeat)
+    dispatch(
+        parser, measure, lambda a: main(sorted(a.rows), a.repeat), ("METHOD", "SCHEMA", "PATH")
+    )

@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import importlib
 import math
+import sys
+import uuid
 import warnings
 from collections.abc import Mapping
+from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import dataframely as dy
@@ -70,3 +75,14 @@ def dataframely_rejects(schema: type[dy.Schema], df: pl.DataFrame) -> set[int]:
     details = failure.details()
     rejected = details.filter(pl.any_horizontal(pl.col(errors) == "invalid"))
     return set(rejected[ROW].to_list())
+
+
+def load(source: str, directory: Path) -> ModuleType:
+    """`source` (migrated Dataframely source), written to `directory` and imported."""
+    name = f"migrated_{uuid.uuid4().hex}"
+    (directory / f"{name}.py").write_text(source, encoding="utf-8")
+    sys.path.insert(0, str(directory))
+    try:
+        return importlib.import_module(name)
+    finally:
+        sys.path.remove(str(directory))

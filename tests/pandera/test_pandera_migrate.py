@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import importlib
 import subprocess
 import sys
-import uuid
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -23,21 +21,11 @@ from pandera_models import (
     readings,
     readings_frame,
 )
-from pandera_support import frames
+from pandera_support import frames, load
 
 from dagster_dataframely.errors import UnsupportedSchemaError
 from dagster_dataframely.pandera import _migrate, migrate, to_dataframely
 from dagster_dataframely.wiring import rules
-
-
-def load(source: str, directory: Path) -> ModuleType:
-    name = f"migrated_{uuid.uuid4().hex}"
-    (directory / f"{name}.py").write_text(source, encoding="utf-8")
-    sys.path.insert(0, str(directory))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(directory))
 
 
 def catalogue(schema: type[dy.Schema]) -> list[tuple[Any, ...]]:

@@ -4,9 +4,6 @@ check names its migrated Dataframely schema will have, and with data checks on a
 
 from __future__ import annotations
 
-import importlib
-import sys
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -19,6 +16,7 @@ from dagster.components.testing import DefsFolderSandbox, create_defs_folder_san
 from pandera.api.polars.types import PolarsData
 from pandera.config import ValidationDepth, config_context
 from pandera.errors import SchemaErrors, SchemaWarning
+from pandera_support import load
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import ValidationAbortError
@@ -318,23 +316,13 @@ def test_wiring_takes_a_dataframe_schema_object() -> None:
 # ---------------------------------- migration keeps names ---------------------------------- #
 
 
-def _executed(source: str, directory: Path) -> Any:
-    name = f"migrated_{uuid.uuid4().hex}"
-    (directory / f"{name}.py").write_text(source, encoding="utf-8")
-    sys.path.insert(0, str(directory))
-    try:
-        return importlib.import_module(name)
-    finally:
-        sys.path.remove(str(directory))
-
-
 @pytest.mark.parametrize(
     ("model", "name"),
     [(Payments, "Payments"), (payments_schema, "Payments")],
     ids=["model", "schema-object"],
 )
 def test_check_names_survive_migration(model: Any, name: str, tmp_path: Path) -> None:
-    migrated = getattr(_executed(migrate(model), tmp_path), name)
+    migrated = getattr(load(migrate(model), tmp_path), name)
 
     def names(schema: Any) -> list[tuple[str, bool]]:
         return [(s.name, s.blocking) for s in dd.wiring.check_specs(schema, asset="payments")]

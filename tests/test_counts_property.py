@@ -1,7 +1,7 @@
 """Property: the evaluator's counts equal Dataframely's `Schema.filter(...).failure.counts()`.
 
-The schema below uses every rule kind: column constraints, nullability, `unique` (on scalar,
-list and struct columns), a composite primary key, list and struct inner rules, a custom
+The schema below uses every rule kind: column constraints, nullability, `unique` (on integer,
+float, string, list and struct columns), a composite primary key, list and struct inner rules, a custom
 `check=`, and schema rules that are row-wise, windowed (`.over`) and scalar (aggregates).
 """
 
@@ -26,7 +26,8 @@ class EveryRule(dy.Schema):
     ref = dy.Int64(unique=True, nullable=True)
     amount = dy.Float64(nullable=True, min=-1.0, max=1.0)
     code = dy.String(nullable=True, regex=r"^[a-c]+$", min_length=1, max_length=3)
-    label = dy.String(nullable=True, check=lambda c: c != "bad")
+    label = dy.String(nullable=True, unique=True, check=lambda c: c != "bad")
+    score = dy.Float64(nullable=True, unique=True, allow_nan=True, allow_inf=True)
     kind = dy.Enum(["x", "y", "z"], nullable=True)
     day = dy.Date(nullable=True, resolution="1mo", min=dt.date(2020, 1, 1))
     tags = dy.List(dy.Int64(min=0), nullable=True, max_length=2, unique=True)
@@ -60,7 +61,8 @@ _ROW = st.fixed_dictionaries(
         "ref": _maybe(st.integers(0, 6)),
         "amount": _maybe(_FLOATS),
         "code": _maybe(st.sampled_from(["", "a", "abc", "abcd", "d", "é", "ab"])),
-        "label": _maybe(st.sampled_from(["ok", "bad", ""])),
+        "label": _maybe(st.sampled_from(["ok", "bad", "", "é"])),
+        "score": _maybe(_FLOATS),
         "kind": _maybe(st.sampled_from(["x", "y", "z"])),
         "day": _maybe(
             st.sampled_from([dt.date(2019, 12, 1), dt.date(2020, 1, 1), dt.date(2021, 3, 15)])

@@ -7,6 +7,7 @@ import dagster as dg
 import pandas as pd
 import polars as pl
 import pytest
+from support import evaluations, failure_text, logs
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -22,12 +23,6 @@ COLUMN_SCHEMA = schema_metadata(OrdersSchema)["dagster/column_schema"]
 
 def specs_of(asset: dg.AssetsDefinition) -> dict[str, dg.AssetCheckSpec]:
     return {spec.name: spec for spec in asset.check_specs}
-
-
-def step_error(result: dg.ExecuteInProcessResult) -> str:
-    (failure,) = result.get_step_failure_events()
-    assert failure.step_failure_data.error is not None
-    return failure.step_failure_data.error.to_string()
 
 
 # ------------------------------------- definition ------------------------------------- #
@@ -234,8 +229,7 @@ def test_a_returned_materialize_result_keeps_its_metadata_tags_and_data_version(
     assert materialization.tags is not None
     assert materialization.tags["batch"] == "2024-05-11"
     assert materialization.tags["dagster/data_version"] == "v7"
-    evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
-    assert evaluations["row_count_is_plausible"]
+    assert evaluations(result)["row_count_is_plausible"].passed
 
 
 @pytest.mark.parametrize("returned", [None, dg.MaterializeResult(value=None)])
@@ -250,13 +244,12 @@ def test_none_means_no_source_data_the_run_skips_and_succeeds(storage, returned)
     assert result.success
     assert result.get_asset_materialization_events() == []
     assert storage.read("orders") is None
-    evaluations = result.get_asset_check_evaluations()
-    assert {e.check_name for e in evaluations} == set(specs_of(orders))
-    for evaluation in evaluations:  # Dagster requires a result per check: passed, on no rows
+    evaluated = result.get_asset_check_evaluations()
+    assert {e.check_name for e in evaluated} == set(specs_of(orders))
+    for evaluation in evaluated:  # Dagster requires a result per check: passed, on no rows
         assert evaluation.passed
         assert "returned None" in evaluation.metadata["dy_skipped"].value
-    logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
-    assert any("returned None (no source data)" in message for message in logs)
+    assert any("returned None (no source data)" in message for message in logs(instance, result))
 
 
 @pytest.mark.parametrize(
@@ -276,7 +269,7 @@ def test_any_other_return_value_fails_the_run_naming_what_was_returned(filesyste
     result = filesystem.materialize([orders])
 
     assert not result.success
-    message = step_error(result)
+    message = failure_text(result)
     assert "UnsupportedFrameError" in message and named in message
 
 

@@ -9,6 +9,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from support import evaluations, materialized
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, mistyped_orders
@@ -190,12 +191,11 @@ def test_check_results_in_a_real_run_block_downstream_on_error_rules() -> None:
 
     result = dg.materialize([orders, orders_checks, report], raise_on_error=False)
     assert not result.success
-    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-    assert evaluations["dy_rule__primary_key"].severity == ERROR
-    assert evaluations["dy_rule__amount__max"].severity == WARN
-    assert evaluations["dy_rule__amount__max"].metadata["dy_failed_count"].value == 1
-    materialized = {e.asset_key for e in result.get_asset_materialization_events()}
-    assert dg.AssetKey("report") not in {k for k in materialized}
+    evaluated = evaluations(result)
+    assert evaluated["dy_rule__primary_key"].severity == ERROR
+    assert evaluated["dy_rule__amount__max"].severity == WARN
+    assert evaluated["dy_rule__amount__max"].metadata["dy_failed_count"].value == 1
+    assert "report" not in materialized(result)
 
 
 def _never_called(series: pl.Series) -> pl.Series:

@@ -10,6 +10,7 @@ import dagster as dg
 import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
+from support import evaluations
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import defective_orders
@@ -99,10 +100,10 @@ def test_component_checks_run_against_the_stored_table(
             raise_on_error=False,
         )
 
-    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-    assert evaluations["dy_rule__primary_key"].severity == dg.AssetCheckSeverity.WARN
-    assert evaluations["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
-    assert evaluations["dy_rule__order_id__regex"].severity == dg.AssetCheckSeverity.ERROR
+    evaluated = evaluations(result)
+    assert evaluated["dy_rule__primary_key"].severity == dg.AssetCheckSeverity.WARN
+    assert evaluated["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
+    assert evaluated["dy_rule__order_id__regex"].severity == dg.AssetCheckSeverity.ERROR
 
 
 def test_a_schema_path_that_does_not_import_names_the_file_and_line(

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
+from support import evaluations, materialization, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import (
@@ -62,27 +63,8 @@ def rows_of(frame: pl.DataFrame | None) -> list[tuple[str, int]]:
     return list(zip(frame["order_id"], frame["line"], strict=True))
 
 
-def checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
-    return {e.check_name: e for e in result.get_asset_check_evaluations()}
-
-
 def failed_checks(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckSeverity]:
-    return {name: e.severity for name, e in checks(result).items() if not e.passed}
-
-
-def materialization(result: dg.ExecuteInProcessResult) -> dict[str, Any]:
-    (event,) = result.get_asset_materialization_events()
-    return {name: value.value for name, value in event.materialization.metadata.items()}
-
-
-def step_error(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
-    """The class name and message of the user error that failed the run's one step."""
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error
-    assert error is not None
-    while error.cause is not None:
-        error = error.cause
-    return error.cls_name or "", error.message
+    return {name: e.severity for name, e in evaluations(result).items() if not e.passed}
 
 
 def error_rows_of_defective() -> pl.DataFrame:
@@ -109,7 +91,7 @@ def test_every_row_valid_writes_the_table_in_schema_order_without_extra_columns(
     assert written.columns == OrdersSchema.column_names()
     assert rows_of(written) == rows_of(frame)
     assert failed_checks(result) == {}
-    assert len(checks(result)) == 1 + len(SEVERITY)
+    assert len(evaluations(result)) == 1 + len(SEVERITY)
     assert materialization(result)["dagster/row_count"] == 12
     assert storage.read("orders_quarantine") is None
 
@@ -153,10 +135,10 @@ def test_a_failing_check_has_its_own_rules_severity_also_when_another_rule_abort
     expected = {CHECK_OF[rule]: ERROR for rule in ERROR_COUNTS}
     expected |= {CHECK_OF[rule]: WARN for rule, sev in SEVERITY.items() if sev == "warn"}
     assert failed_checks(result) == expected
-    failed = checks(result)
+    evaluated = evaluations(result)
     for rule, count in ERROR_COUNTS.items():
-        assert failed[CHECK_OF[rule]].metadata["dy_failed_count"].value == count
-    assert checks(result)["dy_schema__columns"].passed
+        assert evaluated[CHECK_OF[rule]].metadata["dy_failed_count"].value == count
+    assert evaluations(result)["dy_schema__columns"].passed
 
 
 def test_with_a_quarantine_error_rows_go_there_and_the_other_rows_to_the_table(storage):
@@ -216,7 +198,7 @@ def test_a_column_schema_mismatch_fails_one_check_and_writes_nothing(storage):
     assert not result.success
     assert storage.read("orders") is None
     assert storage.read("orders_quarantine") is None
-    assert list(checks(result)) == ["dy_schema__columns"]
+    assert list(evaluations(result)) == ["dy_schema__columns"]
     assert failed_checks(result) == {"dy_schema__columns": ERROR}
     name, message = step_error(result)
     assert name == "ColumnSchemaError"

@@ -14,6 +14,7 @@ import pandas as pd
 import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
+from support import failure_text, materialization
 from upath import UPath
 
 from dagster_dataframely.errors import UnsupportedFrameError
@@ -28,22 +29,6 @@ def _materialize(
     return dg.materialize(
         assets, resources={"io_manager": ParquetIOManager(base_dir=str(base_dir))}, **kwargs
     )
-
-
-def _failure_text(result: dg.ExecuteInProcessResult) -> str:
-    """The whole error chain of the run's failed step, as one string."""
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error
-    assert error is not None
-    return error.to_string()
-
-
-def _metadata(result: dg.ExecuteInProcessResult, key: str) -> dict[str, Any]:
-    for event in result.get_asset_materialization_events():
-        materialization = event.step_materialization_data.materialization
-        if materialization.asset_key == dg.AssetKey.from_user_string(key):
-            return {k: v.value for k, v in materialization.metadata.items()}
-    raise AssertionError(f"no materialization of {key}")
 
 
 def _rich_frame() -> pl.DataFrame:
@@ -89,7 +74,7 @@ def test_dataframe_round_trip_keeps_every_dtype(tmp_path: Path) -> None:
     assert _files(tmp_path) == ["sales/orders.parquet"]
     assert type(received["orders"]) is pl.DataFrame
     assert_frame_equal(received["orders"], _rich_frame())
-    assert _metadata(result, "sales/orders") == {
+    assert materialization(result, "sales/orders") == {
         "dagster/row_count": 3,
         "path": str(tmp_path / "sales" / "orders.parquet"),
     }
@@ -124,7 +109,7 @@ def test_lazyframe_output_is_streamed_and_loads_as_scan_or_frame(tmp_path: Path)
     assert type(received["eager"]) is pl.DataFrame
     assert_frame_equal(received["eager"], expected)
     assert type(received["unannotated"]) is pl.DataFrame
-    assert _metadata(result, "events")["dagster/row_count"] == 10_000
+    assert materialization(result, "events")["dagster/row_count"] == 10_000
 
 
 def test_optional_lazyframe_annotation_gets_a_scan(tmp_path: Path) -> None:
@@ -353,7 +338,7 @@ def test_missing_upstream_file_names_asset_path_and_fix(tmp_path: Path) -> None:
     result = _materialize([orders, report], tmp_path, selection=[report], raise_on_error=False)
 
     assert not result.success
-    text = _failure_text(result)
+    text = failure_text(result)
     assert "FileNotFoundError" in text
     assert "sales/orders" in text
     assert str(tmp_path / "sales" / "orders.parquet") in text
@@ -389,7 +374,7 @@ def test_unsupported_output_type_is_a_type_error_naming_both_types(
     result = _materialize([legacy], tmp_path, raise_on_error=False)
 
     assert not result.success
-    text = _failure_text(result)
+    text = failure_text(result)
     assert "UnsupportedFrameError" in text
     assert f"type {type_name}" in text
     assert "pl.DataFrame and pl.LazyFrame" in text
@@ -448,7 +433,7 @@ def test_copied_step_context_with_a_new_asset_key_writes_beside_the_asset(
     assert _files(tmp_path) == ["sales/orders/eu.parquet", "sales/orders_quarantine/eu.parquet"]
     assert pl.read_parquet(tmp_path / "sales/orders_quarantine/eu.parquet").height == 1
     assert logged["path"].value == str(tmp_path / "sales/orders_quarantine/eu.parquet")
-    assert _metadata(result, "sales/orders") == {
+    assert materialization(result, "sales/orders") == {
         "dagster/row_count": 2,
         "path": str(tmp_path / "sales/orders/eu.parquet"),
     }
@@ -473,7 +458,7 @@ def test_file_url_base_dir(tmp_path: Path) -> None:
     assert result.success
     assert _files(tmp_path) == ["events.parquet"]
     assert received["events"].collect()["n"].to_list() == [1, 2, 3]
-    assert _metadata(result, "events")["path"] == (tmp_path / "events.parquet").as_uri()
+    assert materialization(result, "events")["path"] == (tmp_path / "events.parquet").as_uri()
 
 
 def test_memory_url_base_dir_round_trips_without_a_local_path() -> None:
@@ -504,7 +489,7 @@ def test_memory_url_base_dir_round_trips_without_a_local_path() -> None:
     assert_frame_equal(received["orders"], _rich_frame())
     assert isinstance(received["events"], pl.LazyFrame)
     assert sorted(received["events"].collect()["region"]) == ["eu", "us"]
-    assert _metadata(result, "orders")["path"] == f"{base}/orders.parquet"
+    assert materialization(result, "orders")["path"] == f"{base}/orders.parquet"
 
 
 def test_memory_url_failed_write_keeps_previous_object_and_no_temp() -> None:

@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_polars import DuckDBPolarsIOManager
+from support import evaluations, failed, logs, materialized
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import (
@@ -85,28 +86,11 @@ def _run(
     return result, instance
 
 
-def _evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
-    return {e.check_name: e for e in result.get_asset_check_evaluations()}
-
-
-def _failed(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, dg.AssetCheckSeverity]]:
-    """check name -> (failed count, severity), for the failing checks."""
-    return {
-        name: (e.metadata["dy_failed_count"].value, e.severity)  # type: ignore[misc]
-        for name, e in _evaluations(result).items()
-        if not e.passed
-    }
-
-
 def _expected(schema: type[dy.Schema], frame: pl.DataFrame) -> dict[str, tuple[int, Any]]:
     """What Dataframely's own `filter` finds, with each rule's severity."""
     severity = {r.name: WARN if r.severity == "warn" else ERROR for r in rules(schema)}
     counts = schema.filter(frame, cast=False).failure.counts()
     return {f"dy_rule__{n.replace('|', '__')}": (c, severity[n]) for n, c in counts.items()}
-
-
-def _logs(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> list[str]:
-    return [entry.user_message for entry in instance.all_logs(result.run_id)]
 
 
 def _step_error(result: dg.ExecuteInProcessResult, step: str) -> Any:
@@ -116,14 +100,6 @@ def _step_error(result: dg.ExecuteInProcessResult, step: str) -> Any:
     return failure.error.cause
 
 
-def _materialized(result: dg.ExecuteInProcessResult) -> set[str]:
-    return {
-        e.asset_key.to_user_string()
-        for e in result.get_asset_materialization_events()
-        if e.asset_key is not None
-    }
-
-
 # --------------------------------- each IO manager --------------------------------- #
 
 
@@ -131,16 +107,16 @@ def test_default_io_manager_reports_every_rule_with_its_count_and_severity() -> 
     checks = dd.schema_checks(OrdersSchema, asset="orders")
     result, instance = _run([_orders_asset(defective_orders()), checks])
 
-    failed = _failed(result)
-    assert failed == _expected(OrdersSchema, defective_orders())
-    assert {name: count for name, (count, _) in failed.items()} == {
+    failing = failed(result)
+    assert failing == _expected(OrdersSchema, defective_orders())
+    assert {name: count for name, (count, _) in failing.items()} == {
         f"dy_rule__{rule.replace('|', '__')}": count for rule, count in DEFECTIVE_COUNTS.items()
     }
-    assert failed["dy_rule__amount__max"][1] == WARN
-    assert failed["dy_rule__primary_key"][1] == ERROR
-    passed = _evaluations(result)["dy_rule__sku__min_length"]
+    assert failing["dy_rule__amount__max"][1] == WARN
+    assert failing["dy_rule__primary_key"][1] == ERROR
+    passed = evaluations(result)["dy_rule__sku__min_length"]
     assert passed.passed and passed.metadata["dy_failed_count"].value == 0
-    assert any("as a polars.DataFrame; evaluating in memory" in m for m in _logs(instance, result))
+    assert any("as a polars.DataFrame; evaluating in memory" in m for m in logs(instance, result))
 
 
 def test_parquet_io_manager_hands_the_check_a_scan_so_it_streams(tmp_path: Path) -> None:
@@ -150,10 +126,10 @@ def test_parquet_io_manager_hands_the_check_a_scan_so_it_streams(tmp_path: Path)
         [_orders_asset(defective_orders()), checks], resources={"io_manager": io_manager}
     )
 
-    assert _failed(result) == _expected(OrdersSchema, defective_orders())
-    sample = _evaluations(result)["dy_rule__primary_key"].metadata["dy_failed_sample"].value
+    assert failed(result) == _expected(OrdersSchema, defective_orders())
+    sample = evaluations(result)["dy_rule__primary_key"].metadata["dy_failed_sample"].value
     assert [row.data for row in sample.records] == [{"order_id": "ORD-20003", "line": 1}] * 2  # type: ignore[attr-defined]
-    loaded = [m for m in _logs(instance, result) if m.startswith("Loaded orders")]
+    loaded = [m for m in logs(instance, result) if m.startswith("Loaded orders")]
     assert loaded == [
         "Loaded orders through IO manager 'io_manager' as a polars.LazyFrame; evaluating streaming."
     ]
@@ -170,11 +146,11 @@ def test_duckdb_polars_io_manager_is_read_eagerly(tmp_path: Path) -> None:
     stored = defective_orders().with_columns(
         pl.col("status").cast(pl.String), pl.col("ordered_at").dt.convert_time_zone("Etc/UTC")
     )
-    assert _failed(result) == _expected(WarehouseOrders, stored)
-    assert _failed(result)["dy_rule__paid_orders_have_amount"] == (2, ERROR)
+    assert failed(result) == _expected(WarehouseOrders, stored)
+    assert failed(result)["dy_rule__paid_orders_have_amount"] == (2, ERROR)
     assert any(
         "through IO manager 'warehouse' as a polars.DataFrame; evaluating in memory" in m
-        for m in _logs(instance, result)
+        for m in logs(instance, result)
     )
 
 
@@ -188,9 +164,9 @@ def test_duckdb_round_trip_drift_fails_the_column_schema_check_and_never_casts(
     )
 
     assert not result.success
-    evaluations = _evaluations(result)
-    assert list(evaluations) == ["dy_schema__columns"]  # no rule is evaluated
-    assert evaluations["dy_schema__columns"].metadata["dy_mismatched_columns"].value == 2
+    evaluated = evaluations(result)
+    assert list(evaluated) == ["dy_schema__columns"]  # no rule is evaluated
+    assert evaluated["dy_schema__columns"].metadata["dy_mismatched_columns"].value == 2
     error = _step_error(result, "orders__dy_checks")
     assert error.cls_name == ColumnSchemaError.__name__
     assert "OrdersSchema.cast(frame)" in error.message
@@ -204,12 +180,12 @@ def test_duckdb_pandas_io_manager_value_is_converted(tmp_path: Path) -> None:
         resources={"io_manager": io_manager},
     )
 
-    failed = _failed(result)
-    assert {name: count for name, (count, _) in failed.items()} == {
+    failing = failed(result)
+    assert {name: count for name, (count, _) in failing.items()} == {
         f"dy_rule__{rule.replace('|', '__')}": count for rule, count in DEFECTIVE_COUNTS.items()
     }
-    assert failed["dy_rule__shipped_after_ordered"] == (2, WARN)
-    assert any("as a pandas.DataFrame" in m for m in _logs(instance, result))
+    assert failing["dy_rule__shipped_after_ordered"] == (2, WARN)
+    assert any("as a pandas.DataFrame" in m for m in logs(instance, result))
 
 
 def test_a_value_that_is_no_table_names_its_type_and_the_io_manager() -> None:
@@ -229,8 +205,8 @@ def test_column_schema_mismatch_fails_the_step_with_the_remedy(tmp_path: Path) -
     )
 
     assert not result.success
-    assert _evaluations(result)["dy_schema__columns"].severity == ERROR
-    assert "downstream" not in _materialized(result)
+    assert evaluations(result)["dy_schema__columns"].severity == ERROR
+    assert "downstream" not in materialized(result)
 
 
 # ------------------------------------- blocking ------------------------------------- #
@@ -241,7 +217,7 @@ def test_a_failing_error_rule_stops_the_downstream_asset() -> None:
     result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
 
     assert not result.success
-    assert _materialized(result) == {"orders"}
+    assert materialized(result) == {"orders"}
 
 
 def test_warn_makes_the_failing_rules_non_blocking() -> None:
@@ -250,8 +226,8 @@ def test_warn_makes_the_failing_rules_non_blocking() -> None:
     result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
 
     assert result.success
-    assert _materialized(result) == {"orders", "downstream"}
-    assert {severity for _, severity in _failed(result).values()} == {WARN}
+    assert materialized(result) == {"orders", "downstream"}
+    assert {severity for _, severity in failed(result).values()} == {WARN}
 
 
 def test_blocking_false_lets_error_failures_through_at_their_severity() -> None:
@@ -259,8 +235,8 @@ def test_blocking_false_lets_error_failures_through_at_their_severity() -> None:
     result, _ = _run([_orders_asset(defective_orders()), downstream, checks])
 
     assert result.success
-    assert _materialized(result) == {"orders", "downstream"}
-    assert _failed(result)["dy_rule__primary_key"] == (2, ERROR)
+    assert materialized(result) == {"orders", "downstream"}
+    assert failed(result)["dy_rule__primary_key"] == (2, ERROR)
 
 
 # -------------------------------- definition and subsets ----------------------------- #
@@ -293,8 +269,8 @@ def test_settings_are_resolved_once_at_definition_time(monkeypatch: pytest.Monke
     monkeypatch.setenv("DAGSTER_DATAFRAMELY_CHECK_GRANULARITY", "schema")
     result, _ = _run([_orders_asset(defective_orders()), checks])
 
-    assert "dy_col__amount" in _evaluations(result)
-    assert _failed(result)["dy_col__amount"][0] == 2  # amount|min and amount|max
+    assert "dy_col__amount" in evaluations(result)
+    assert failed(result)["dy_col__amount"][0] == 2  # amount|min and amount|max
 
 
 def test_only_the_selected_checks_are_evaluated(tmp_path: Path) -> None:
@@ -308,9 +284,9 @@ def test_only_the_selected_checks_are_evaluated(tmp_path: Path) -> None:
         [orders, checks], resources=resources, selection=dg.AssetSelection.checks(regex)
     )
 
-    assert _materialized(result) == set()
-    assert list(_evaluations(result)) == ["dy_rule__order_id__regex"]
-    assert _failed(result) == {"dy_rule__order_id__regex": (1, ERROR)}
+    assert materialized(result) == set()
+    assert list(evaluations(result)) == ["dy_rule__order_id__regex"]
+    assert failed(result) == {"dy_rule__order_id__regex": (1, ERROR)}
 
 
 # ------------------------------------ partitions ------------------------------------ #
@@ -332,9 +308,9 @@ def test_partitioned_checks_evaluate_only_the_partition_the_run_materialized(
     good, _ = _run([orders, checks], resources=resources, partition_key="good")
 
     assert {e.partition for e in bad.get_asset_check_evaluations()} == {"bad"}
-    assert _failed(bad) == _expected(OrdersSchema, defective_orders())
-    assert any(m.startswith("Loaded orders (partition bad)") for m in _logs(instance, bad))
-    assert good.success and _failed(good) == {}
+    assert failed(bad) == _expected(OrdersSchema, defective_orders())
+    assert any(m.startswith("Loaded orders (partition bad)") for m in logs(instance, bad))
+    assert good.success and failed(good) == {}
     assert {e.partition for e in good.get_asset_check_evaluations()} == {"good"}
 
 

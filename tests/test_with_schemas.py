@@ -7,6 +7,7 @@ from pathlib import Path
 import dagster as dg
 import polars as pl
 import pytest
+from support import evaluations
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -65,10 +66,10 @@ def test_the_asset_runs_unchanged_and_the_checks_run_beside_it(tmp_path: Path) -
     assert result.success
     stored = pl.read_parquet(tmp_path / "shop" / "orders.parquet")
     assert stored.equals(defective_orders())  # the compute function and IO manager as before
-    evaluations = {e.check_name: e for e in result.get_asset_check_evaluations()}
-    assert evaluations["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
-    assert evaluations["dy_rule__primary_key"].severity == dg.AssetCheckSeverity.ERROR
-    assert evaluations["dy_schema__columns"].passed
+    evaluated = evaluations(result)
+    assert evaluated["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
+    assert evaluated["dy_rule__primary_key"].severity == dg.AssetCheckSeverity.ERROR
+    assert evaluated["dy_schema__columns"].passed
 
 
 def test_settings_reach_the_checks(tmp_path: Path) -> None:
@@ -108,11 +109,11 @@ def test_a_partitioned_asset_gets_partitioned_checks(tmp_path: Path) -> None:
         partition_key="second", instance=dg.DagsterInstance.ephemeral()
     )
 
-    evaluations = result.get_asset_check_evaluations()
-    assert result.success and evaluations
-    assert {e.partition for e in evaluations} == {"second"}
+    evaluated = result.get_asset_check_evaluations()
+    assert result.success and evaluated
+    assert {e.partition for e in evaluated} == {"second"}
     assert {
         e.metadata["dy_row_count"].value
-        for e in evaluations
+        for e in evaluated
         if e.check_name != "dy_schema__columns"
     } == {6}

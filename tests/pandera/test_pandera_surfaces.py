@@ -17,6 +17,7 @@ from pandera.api.polars.types import PolarsData
 from pandera.config import ValidationDepth, config_context
 from pandera.errors import SchemaErrors, SchemaWarning
 from pandera_support import load
+from support import failed, logs, materialized, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import ValidationAbortError
@@ -125,35 +126,6 @@ def _materialize(
     )
 
 
-def _evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
-    return {e.check_name: e for e in result.get_asset_check_evaluations()}
-
-
-def _failed(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, dg.AssetCheckSeverity]]:
-    return {
-        name: (e.metadata["dy_failed_count"].value, e.severity)  # type: ignore[misc]
-        for name, e in _evaluations(result).items()
-        if not e.passed
-    }
-
-
-def _materialized(result: dg.ExecuteInProcessResult) -> set[str]:
-    return {
-        e.asset_key.to_user_string()
-        for e in result.get_asset_materialization_events()
-        if e.asset_key is not None
-    }
-
-
-def _step_error(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error
-    assert error is not None
-    while error.cause is not None:
-        error = error.cause
-    return error.cls_name or "", error.message
-
-
 # ------------------------------------ dd.schema_checks ------------------------------------ #
 
 
@@ -162,8 +134,8 @@ def test_a_warning_check_reports_warn_and_does_not_block_downstream(tmp_path: Pa
     result = _materialize([_payments_asset(warn_only_payments()), downstream, checks], tmp_path)
 
     assert result.success
-    assert _failed(result) == {"dy_rule__reference__check__str_length": (1, WARN)}
-    assert _materialized(result) == {"payments", "downstream"}
+    assert failed(result) == {"dy_rule__reference__check__str_length": (1, WARN)}
+    assert materialized(result) == {"payments", "downstream"}
 
 
 def test_an_error_check_blocks_downstream(tmp_path: Path) -> None:
@@ -171,8 +143,8 @@ def test_an_error_check_blocks_downstream(tmp_path: Path) -> None:
     result = _materialize([_payments_asset(defective_payments()), downstream, checks], tmp_path)
 
     assert not result.success
-    assert _failed(result) == DEFECTIVE_FAILED
-    assert _materialized(result) == {"payments"}
+    assert failed(result) == DEFECTIVE_FAILED
+    assert materialized(result) == {"payments"}
 
 
 def test_a_lazy_input_gets_its_data_checked_where_pandera_checks_only_its_schema(
@@ -182,9 +154,10 @@ def test_a_lazy_input_gets_its_data_checked_where_pandera_checks_only_its_schema
     instance = dg.DagsterInstance.ephemeral()
     result = _materialize([_payments_asset(defective_payments()), checks], tmp_path, instance)
 
-    logs = [entry.user_message for entry in instance.all_logs(result.run_id)]
-    assert any("as a polars.LazyFrame; evaluating streaming" in line for line in logs)
-    assert _failed(result) == DEFECTIVE_FAILED
+    assert any(
+        "as a polars.LazyFrame; evaluating streaming" in line for line in logs(instance, result)
+    )
+    assert failed(result) == DEFECTIVE_FAILED
     # Pandera, given the same scan, checks only its schema unless told to go deeper; then it
     # finds the rows the sidecar counted.
     scan = pl.scan_parquet(tmp_path / "payments.parquet")
@@ -226,7 +199,7 @@ def test_with_schemas_fills_the_columns_tab_from_the_model(tmp_path: Path) -> No
         instance=dg.DagsterInstance.ephemeral()
     )
     assert result.success
-    assert _failed(result) == DEFECTIVE_FAILED
+    assert failed(result) == DEFECTIVE_FAILED
 
 
 # ---------------------------------------- dd.asset ---------------------------------------- #
@@ -241,7 +214,7 @@ def test_error_rows_abort_the_gated_asset_and_nothing_is_written(tmp_path: Path)
 
     assert not result.success
     assert not (tmp_path / "payments.parquet").exists()
-    name, message = _step_error(result)
+    name, message = step_error(result)
     assert name == ValidationAbortError.__name__
     assert "amount|min_exclusive: 1 row(s)" in message
     assert "payment_id|unique: 2 row(s)" in message
@@ -256,7 +229,7 @@ def test_with_a_quarantine_error_rows_go_there_and_the_rest_is_written(tmp_path:
     result = _materialize([payments], tmp_path)
 
     assert result.success
-    assert _failed(result) == DEFECTIVE_FAILED
+    assert failed(result) == DEFECTIVE_FAILED
     written = pl.read_parquet(tmp_path / "payments.parquet")
     assert written["payment_id"].to_list() == VALID_IDS
     quarantined = pl.read_parquet(tmp_path / "payments_quarantine.parquet")
@@ -289,7 +262,7 @@ def test_a_component_entry_can_name_a_pandera_model(
         checks = list(defs.asset_checks or [])
         result = _materialize([_payments_asset(defective_payments()), *checks], tmp_path)
 
-    assert _failed(result) == DEFECTIVE_FAILED
+    assert failed(result) == DEFECTIVE_FAILED
 
 
 # ---------------------------------------- dd.wiring ---------------------------------------- #
@@ -302,12 +275,7 @@ def test_wiring_takes_a_dataframe_schema_object() -> None:
     )
 
     assert [r.check_name for r in results] == [s.name for s in specs]
-    failed = {
-        r.check_name: (r.metadata["dy_failed_count"].value, r.severity)
-        for r in results
-        if not r.passed
-    }
-    assert failed == DEFECTIVE_FAILED
+    assert failed(results) == DEFECTIVE_FAILED
     blocking = {s.name for s in specs if s.blocking}
     assert "dy_rule__reference__check__str_length" not in blocking
     assert "dy_rule__amount__min_exclusive" in blocking

@@ -1,0 +1,78 @@
+"""What a test reads from a finished in-process run: its check evaluations, which checks failed
+with what count and severity, what it materialized, and the error that failed its step."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+import dagster as dg
+
+
+def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
+    """check name -> the run's evaluation of that check."""
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
+
+
+def failed(
+    outcomes: dg.ExecuteInProcessResult | Iterable[dg.AssetCheckResult],
+) -> dict[str, tuple[int, dg.AssetCheckSeverity]]:
+    """check name -> (failed count, severity), for the failing checks of a run or of the
+    `AssetCheckResult`s a check function yields."""
+    checked: Iterable[Any] = (
+        outcomes.get_asset_check_evaluations()
+        if isinstance(outcomes, dg.ExecuteInProcessResult)
+        else outcomes
+    )
+    return {
+        e.check_name: (e.metadata["dy_failed_count"].value, e.severity)
+        for e in checked
+        if not e.passed
+    }
+
+
+def materialized(result: dg.ExecuteInProcessResult) -> set[str]:
+    """The assets the run materialized, as user strings (`"sales/orders"`)."""
+    return {
+        e.asset_key.to_user_string()
+        for e in result.get_asset_materialization_events()
+        if e.asset_key is not None
+    }
+
+
+def materialization(result: dg.ExecuteInProcessResult, key: str | None = None) -> dict[str, Any]:
+    """The metadata values of the run's materialization of `key` (a user string such as
+    `"sales/orders"`), or of its one materialization when no key is given."""
+    events = result.get_asset_materialization_events()
+    if key is None:
+        (event,) = events
+    else:
+        wanted = dg.AssetKey.from_user_string(key)
+        matching = [e for e in events if e.materialization.asset_key == wanted]
+        if not matching:
+            raise AssertionError(f"no materialization of {key}")
+        event = matching[0]
+    return {name: value.value for name, value in event.materialization.metadata.items()}
+
+
+def step_error(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
+    """The class name and message of the user error that failed the run's one step."""
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None
+    while error.cause is not None:
+        error = error.cause
+    return error.cls_name or "", error.message
+
+
+def failure_text(result: dg.ExecuteInProcessResult) -> str:
+    """The whole error chain of the run's one failed step, as one string."""
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None
+    return error.to_string()
+
+
+def logs(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> list[str]:
+    """The user messages of the run's event log."""
+    return [entry.user_message for entry in instance.all_logs(result.run_id)]

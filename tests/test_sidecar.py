@@ -292,14 +292,22 @@ def test_only_the_selected_checks_are_evaluated(tmp_path: Path) -> None:
 # ------------------------------------ partitions ------------------------------------ #
 
 
+def _partitioned_orders(partitions_def: dg.PartitionsDefinition) -> dg.AssetsDefinition:
+    """`orders` partitioned into "good" (`storefront_orders()`) and "bad" (`defective_orders()`)."""
+
+    @dg.asset(name="orders", partitions_def=partitions_def)
+    def orders(context) -> pl.DataFrame:  # type: ignore[no-untyped-def]
+        return storefront_orders() if context.partition_key == "good" else defective_orders()
+
+    return orders
+
+
 def test_partitioned_checks_evaluate_only_the_partition_the_run_materialized(
     tmp_path: Path,
 ) -> None:
     days = dg.StaticPartitionsDefinition(["good", "bad"])
 
-    @dg.asset(name="orders", partitions_def=days)
-    def orders(context) -> pl.DataFrame:  # type: ignore[no-untyped-def]
-        return storefront_orders() if context.partition_key == "good" else defective_orders()
+    orders = _partitioned_orders(days)
 
     checks = dd.schema_checks(OrdersSchema, asset="orders", partitions_def=days)
     resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}
@@ -319,9 +327,7 @@ def test_unpartitioned_checks_on_a_partitioned_asset_read_the_run_partition(
 ) -> None:
     halves = dg.StaticPartitionsDefinition(["good", "bad"])
 
-    @dg.asset(name="orders", partitions_def=halves)
-    def orders(context) -> pl.DataFrame:  # type: ignore[no-untyped-def]
-        return storefront_orders() if context.partition_key == "good" else defective_orders()
+    orders = _partitioned_orders(halves)
 
     checks = dd.schema_checks(OrdersSchema, asset="orders")  # as the Component builds them
     resources = {"io_manager": ParquetIOManager(base_dir=str(tmp_path))}

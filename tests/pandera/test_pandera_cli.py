@@ -14,8 +14,8 @@ SCRIPT = Path(sys.executable).with_name("dagster-dataframely")
 
 
 def run(*args: str, cwd: Path = HERE) -> subprocess.CompletedProcess[str]:
-    if not SCRIPT.exists():
-        pytest.skip("the console script is installed by `uv sync`")
+    # The console script is part of the package: installing the project must provide it.
+    assert SCRIPT.exists(), f"{SCRIPT} is missing: the project's install must create it"
     env = {**os.environ, "PYTHONPATH": str(HERE)}
     return subprocess.run(
         [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300

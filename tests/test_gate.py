@@ -11,6 +11,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from defective import ERROR_COUNTS, VALID, WARN_ONLY
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
@@ -30,19 +31,6 @@ ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
 SEVERITY = {rule.name: rule.severity for rule in rules(OrdersSchema)}
 CHECK_OF = {rule.name: rule.check_name for rule in rules(OrdersSchema)}
 KEY = ["order_id", "line", "line_item_id"]
-
-#: `(order_id, line)` of the rows of `defective_orders()` by what they fail (its docstring).
-VALID = [("ORD-20001", 1), ("ORD-20001", 2), ("ORD-20002", 1)]
-WARN_ONLY = [("ORD-20008", 1), ("ORD-20009", 1), ("ORD-20010", 1)]
-ERROR_COUNTS = {
-    "primary_key": 2,
-    "line_item_id|unique": 2,
-    "customer_email|nullability": 1,
-    "order_id|regex": 1,
-    "customer_email|check__is_lowercase": 1,
-    "paid_orders_have_amount": 2,
-    "amount|min": 1,
-}
 
 
 # --------------------------------------- helpers --------------------------------------- #

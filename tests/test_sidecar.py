@@ -13,6 +13,7 @@ import polars as pl
 import pytest
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_polars import DuckDBPolarsIOManager
+from defective import DEFECTIVE_COUNTS
 from support import evaluations, failed, logs, materialized
 
 import dagster_dataframely as dd
@@ -31,21 +32,6 @@ from dagster_dataframely.io import ParquetIOManager
 from dagster_dataframely.wiring import rules
 
 ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
-
-#: Failing rows per rule of `defective_orders()`, as its docstring documents them.
-DEFECTIVE_COUNTS = {
-    "primary_key": 2,
-    "line_item_id|unique": 2,
-    "customer_email|nullability": 1,
-    "order_id|regex": 1,
-    "customer_email|check__is_lowercase": 1,
-    "paid_orders_have_amount": 2,
-    "amount|min": 1,
-    "amount|max": 1,
-    "note|max_length": 1,
-    "shipped_after_ordered": 2,
-}
-WARN_RULES = {"amount|max", "note|max_length", "shipped_after_ordered"}
 
 
 class WarehouseOrders(OrdersSchema):

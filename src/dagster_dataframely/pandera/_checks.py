@@ -46,6 +46,13 @@ _COMPARISONS = {
     "less_than": ("<", "max_value", "max_exclusive"),
     "less_than_or_equal_to": ("<=", "max_value", "max"),
 }
+#: Checks with no Dataframely option: the expression template and its one argument.
+_EXPRESSIONS = {
+    "equal_to": ("{col}.eq({value})", "value"),
+    "not_equal_to": ("{col}.ne({value})", "value"),
+    "str_startswith": ("{col}.str.starts_with({string})", "string"),
+    "str_endswith": ("{col}.str.ends_with({string})", "string"),
+}
 #: Dataframely column kinds whose ordinal options (`min`, `max`, ...) compare with `>=` etc.,
 #: and the Python types a bound must have to be written as that option.
 _ORDINAL = {
@@ -111,12 +118,10 @@ def translate(name: str, check: Check, kind: str) -> Builtin:
             params={"min_value": low, "max_value": high},
             why="no Dataframely bounds for this column type or these bounds",
         )
-    if name in ("equal_to", "not_equal_to"):
-        method = "eq" if name == "equal_to" else "ne"
+    if name in _EXPRESSIONS:
+        template, arg = _EXPRESSIONS[name]
         return Builtin(
-            template=f"{{col}}.{method}({{value}})",
-            params={"value": kwargs["value"]},
-            why=f"Dataframely has no `{name}` option",
+            template=template, params={arg: kwargs[arg]}, why=f"Dataframely has no `{name}` option"
         )
     if name == "isin":
         values = _values(written.get("allowed_values"), kwargs["allowed_values"])
@@ -143,13 +148,6 @@ def translate(name: str, check: Check, kind: str) -> Builtin:
             template="{col}.str.contains({pattern})",
             params={"pattern": pattern},
             why="one `regex` per Dataframely column; this is a further pattern",
-        )
-    if name in ("str_startswith", "str_endswith"):
-        method = "starts_with" if name == "str_startswith" else "ends_with"
-        return Builtin(
-            template=f"{{col}}.str.{method}({{string}})",
-            params={"string": kwargs["string"]},
-            why=f"Dataframely has no `{name}` option",
         )
     if name == "str_length":
         return _str_length(kwargs)

@@ -28,9 +28,9 @@ import polars as pl
 
 from ._catalogue import Rule, rules
 from ._display import table
-from ._evaluate import Evaluation, as_lazy, evaluate, rule_columns
+from ._evaluate import Evaluation, as_lazy, rule_columns
 from ._quarantine import QuarantineWriter, flagged_quarantine
-from ._results import column_schema_results, results
+from ._results import column_schema_results, evaluate_schema, results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings, resolve
 from ._specs import plan
@@ -79,12 +79,7 @@ def validation_results(
     collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")
     rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
     catalogue = rules(dy_schema, warn=tuple(warn))
-    evaluation = evaluate(
-        rows.lazy(),
-        catalogue,
-        max_failure_samples=settings.max_failure_samples,
-        identify=dy_schema.primary_key(),
-    )
+    evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     checks = list(results(plan(catalogue, settings, dy_schema.__name__), evaluation, asset_key=key))
     failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}

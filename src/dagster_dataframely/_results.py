@@ -9,7 +9,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._catalogue import rules
+from ._catalogue import Rule, rules
 from ._display import shorten, table
 from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
 from ._naming import COLUMN_SCHEMA_CHECK
@@ -55,13 +55,23 @@ def check_results(
     planned = plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
-    evaluation = evaluate(
-        lf.select(dy_schema.column_names()),
-        [rule for check in planned for rule in check.rules],
-        max_failure_samples=settings.max_failure_samples,
-        identify=dy_schema.primary_key(),
+    evaluation = evaluate_schema(
+        dy_schema, lf, [rule for check in planned for rule in check.rules], settings
     )
     yield from results(planned, evaluation, asset_key=key, severity=severity)
+
+
+def evaluate_schema(
+    schema: type[dy.Schema], frame: pl.LazyFrame, catalogue: Sequence[Rule], settings: CheckSettings
+) -> Evaluation:
+    """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
+    rows identified by the primary key and sampled as `settings` say."""
+    return evaluate(
+        frame.select(schema.column_names()),
+        catalogue,
+        max_failure_samples=settings.max_failure_samples,
+        identify=schema.primary_key(),
+    )
 
 
 def column_schema_results(

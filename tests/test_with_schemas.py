@@ -113,7 +113,5 @@ def test_a_partitioned_asset_gets_partitioned_checks(tmp_path: Path) -> None:
     assert result.success and evaluated
     assert {e.partition for e in evaluated} == {"second"}
     assert {
-        e.metadata["dy_row_count"].value
-        for e in evaluated
-        if e.check_name != "dy_schema__columns"
+        e.metadata["dy_row_count"].value for e in evaluated if e.check_name != "dy_schema__columns"
     } == {6}

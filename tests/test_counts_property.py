@@ -1,8 +1,9 @@
 """Property: the evaluator's counts equal Dataframely's `Schema.filter(...).failure.counts()`.
 
-The schema below uses every rule kind: column constraints, nullability, `unique` (on integer,
-float, string, list and struct columns), a composite primary key, list and struct inner rules, a custom
-`check=`, and schema rules that are row-wise, windowed (`.over`) and scalar (aggregates).
+The schema below uses every rule kind: column constraints, nullability, `unique` (on
+integer, float, string, list and struct columns), a composite primary key, list and struct
+inner rules, a custom `check=`, and schema rules that are row-wise, windowed (`.over`) and
+scalar (aggregates).
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 A rule fails a row where its expression is `False`; `null` passes, as in
 `Schema.filter(cast=False)`. Counts are streaming aggregations over the lazy plan, so memory
-does not grow with the table; `unique` and primary-key rules are grouped counts, whose memory
-grows with the number of distinct keys. Only sampled failing rows are ever materialized.
+does not grow with the table. `unique` and primary-key rules sort 64-bit key hashes to find
+the keys that may repeat, then count exactly among those rows: memory grows with the number
+of rows (8 bytes each), not with the width of the keys. Only sampled failing rows are ever
+materialized.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from .errors import UnsupportedFrameError
 
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"
+_HASH = "__dy_hash"
 _SAMPLE_COLUMNS = 8
 
 
@@ -92,30 +95,41 @@ def evaluate(
         pl.len().alias(_ROWS),
         *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
     )
-    # One grouped pass per `unique`/primary-key rule yields its count and, for the sample,
-    # the smallest `max_failure_samples` repeated keys, so sampling needs no second grouping.
-    grouped = [
-        _duplicates(lf, rule.distinct_over)
-        .filter(pl.col(_ROWS) > 1)
-        .select(
-            pl.col(_ROWS).sum().alias(rule.name),
-            pl.struct(rule.distinct_over)
-            .sort_by(rule.distinct_over)
-            .head(max_failure_samples)
-            .implode()
-            .alias(_KEYS),
+    # `unique` and primary-key rules: first the keys whose hash repeats (a cheap sort of
+    # 64-bit hashes), then an exact grouped count over the rows with those hashes only. A
+    # valid table never reaches the second step; a hash collision only costs a candidate.
+    distinct = [rule for rule in rules if rule.distinct_over is not None]
+    schema = lf.collect_schema()
+    hashable = {rule.name: _hashable(schema, rule.distinct_over or ()) for rule in distinct}
+    first = pl.collect_all(
+        [
+            counts,
+            *(
+                _repeated_hashes(lf, rule.distinct_over or ())
+                for rule in distinct
+                if hashable[rule.name]
+            ),
+        ],
+        engine="streaming",
+    )
+    failed: dict[str, int] = {name: int(first[0][name][0] or 0) for name in first[0].columns}
+    hashes = dict(zip([r.name for r in distinct if hashable[r.name]], first[1:], strict=True))
+    exact = {
+        rule.name: _repeats(
+            lf if rule.name not in hashes else _with_hashes(lf, rule, hashes[rule.name]),
+            rule.distinct_over or (),
+            max_failure_samples,
         )
-        for rule in rules
-        if rule.distinct_over is not None
-    ]
-    failed: dict[str, int] = {}
+        for rule in distinct
+        if rule.name not in hashes or hashes[rule.name].height
+    }
+    failed |= {rule.name: 0 for rule in distinct if rule.name not in exact}
     repeated: dict[str, pl.DataFrame] = {}
-    for frame in pl.collect_all([counts, *grouped], engine="streaming"):
-        if _KEYS in frame.columns:
-            name = frame.columns[0]
-            repeated[name] = frame.select(pl.col(_KEYS).explode()).unnest(_KEYS)
-            frame = frame.drop(_KEYS)
-        failed.update({name: int(frame[name][0] or 0) for name in frame.columns})
+    for name, frame in zip(
+        exact, pl.collect_all(list(exact.values()), engine="streaming"), strict=True
+    ):
+        failed[name] = int(frame[_ROWS][0] or 0)
+        repeated[name] = frame.select(pl.col(_KEYS).explode()).unnest(_KEYS)
     row_count = failed.pop(_ROWS)
     failing = [rule for rule in rules if failed[rule.name]]
     samples = (
@@ -138,6 +152,42 @@ def failing_rows(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
 def _duplicates(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
     """How many rows share each key: one row per distinct key, count in `__dy_rows`."""
     return lf.group_by(list(keys)).agg(pl.len().alias(_ROWS))
+
+
+def _repeats(lf: pl.LazyFrame, keys: tuple[str, ...], limit: int) -> pl.LazyFrame:
+    """One row: how many rows of `lf` share their key with another (`__dy_rows`), and the
+    `limit` smallest such keys (`__dy_keys`, a list of structs)."""
+    return (
+        _duplicates(lf, keys)
+        .filter(pl.col(_ROWS) > 1)
+        .select(
+            pl.col(_ROWS).sum(),
+            pl.struct(keys).sort_by(keys).head(limit).implode().alias(_KEYS),
+        )
+    )
+
+
+def _key_hash(keys: tuple[str, ...]) -> pl.Expr:
+    return pl.struct(keys).hash(seed=0x5EED).alias(_HASH)
+
+
+def _hashable(schema: pl.Schema, keys: tuple[str, ...]) -> bool:
+    """Whether equal keys always hash equally: not for floats (-0.0 equals 0.0, NaN payloads
+    differ) nor nested values, whose keys are grouped directly instead."""
+    return not any(schema[key].is_float() or schema[key].is_nested() for key in keys)
+
+
+def _repeated_hashes(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
+    """The key hashes that occur on more than one row, found by sorting the hashes."""
+    hashed = pl.col(_HASH)
+    repeats = (hashed == hashed.shift(1)) | (hashed == hashed.shift(-1))
+    return lf.select(_key_hash(keys)).sort(_HASH).filter(repeats.fill_null(False)).unique(_HASH)
+
+
+def _with_hashes(lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame) -> pl.LazyFrame:
+    """The rows of `lf` whose key hash is among `hashes`: every row that may repeat its key."""
+    keys = rule.distinct_over or ()
+    return lf.select(*keys, _key_hash(keys)).join(hashes.lazy(), on=_HASH, how="semi").drop(_HASH)
 
 
 def _samples(

@@ -256,7 +256,7 @@ def test_none_means_no_source_data_the_run_skips_and_succeeds(storage, returned)
     ("returned", "named"),
     [
         ({"order_id": ["ORD-1"]}, "returned a dict"),
-        (pd.DataFrame({"order_id": ["ORD-1"]}), "returned a pandas.core.frame.DataFrame"),
+        (pd.DataFrame({"order_id": ["ORD-1"]}), "returned a pandas.DataFrame"),
         (dg.MaterializeResult(metadata={"a": 1}), "dg.MaterializeResult with no value="),
         (dg.MaterializeResult(value=[1]), "value= of type list"),
     ],

@@ -360,7 +360,7 @@ def test_missing_partition_names_the_partition(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("value", "type_name"),
     [
-        (pd.DataFrame({"n": [1]}), f"{pd.DataFrame.__module__}.DataFrame"),
+        (pd.DataFrame({"n": [1]}), "pandas.DataFrame"),
         ({"n": [1]}, "dict"),
     ],
 )

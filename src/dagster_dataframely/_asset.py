@@ -20,6 +20,7 @@ import dataframely as dy
 import polars as pl
 
 from . import _step
+from ._display import type_name
 from ._gate import AssetYield, skipped_results, validation_results
 from ._metadata import schema_metadata
 from ._quarantine import (
@@ -223,14 +224,14 @@ def _unpack(returned: Any, key: dg.AssetKey) -> tuple[Any, dg.MaterializeResult 
         value = returned.value
         if value is None or isinstance(value, (pl.DataFrame, pl.LazyFrame)):
             return value, returned
-        what = "no value=" if value is _UNSET else f"value= of type {_type_name(value)}"
+        what = "no value=" if value is _UNSET else f"value= of type {type_name(value)}"
         raise UnsupportedFrameError(
             f"The function of asset {key.to_user_string()} returned a dg.MaterializeResult with "
             f"{what}. dd.asset validates and writes the frame it carries: pass "
             "dg.MaterializeResult(value=<pl.DataFrame or pl.LazyFrame>, metadata=...)."
         )
     raise UnsupportedFrameError(
-        f"The function of asset {key.to_user_string()} returned a {_type_name(returned)}. "
+        f"The function of asset {key.to_user_string()} returned a {type_name(returned)}. "
         "dd.asset expects a pl.DataFrame, a pl.LazyFrame, a dg.MaterializeResult(value=<one "
         "of those>), or None when there is no source data. Convert the value (for pandas: "
         "pl.from_pandas(frame)) before returning it."
@@ -247,13 +248,4 @@ def _merged(ours: dg.MaterializeResult, theirs: dg.MaterializeResult) -> dg.Mate
         check_results=theirs.check_results,
         data_version=theirs.data_version,
         tags=theirs.tags,
-    )
-
-
-def _type_name(value: Any) -> str:
-    kind = type(value)
-    return (
-        kind.__qualname__
-        if kind.__module__ == "builtins"
-        else f"{kind.__module__}.{kind.__qualname__}"
     )

@@ -27,6 +27,13 @@ def cell(value: Any) -> str | int | float | bool | None:
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 
 
+def type_name(value: Any) -> str:
+    """A value's type as a message names it: `dict`, `pandas.DataFrame`, `polars.LazyFrame`."""
+    kind = type(value)
+    package = kind.__module__.split(".")[0]
+    return kind.__qualname__ if package == "builtins" else f"{package}.{kind.__qualname__}"
+
+
 def shorten(text: str, limit: int = 2000) -> str:
     """`text`, cut to `limit` characters with a marker saying so."""
     return text if len(text) <= limit else text[: limit - 1] + "…"

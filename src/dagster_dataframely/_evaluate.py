@@ -18,6 +18,7 @@ import dataframely as dy
 import polars as pl
 
 from ._catalogue import Rule
+from ._display import type_name
 from .errors import UnsupportedFrameError
 
 _ROWS = "__dy_rows"
@@ -51,7 +52,7 @@ def as_lazy(frame: Any) -> pl.LazyFrame:
         if isinstance(converted, pl.DataFrame):
             return converted.lazy()
     raise UnsupportedFrameError(
-        f"Cannot validate a {type(frame).__module__}.{type(frame).__qualname__}: expected a "
+        f"Cannot validate a {type_name(frame)}: expected a "
         "polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. Make the asset "
         "(or its IO manager) produce one of those."
     )

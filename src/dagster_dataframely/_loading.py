@@ -25,6 +25,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from ._display import type_name
 from ._evaluate import as_lazy
 from .errors import UnsupportedFrameError
 
@@ -57,14 +58,14 @@ def stored_table(
         except UnsupportedFrameError:
             raise UnsupportedFrameError(
                 f"IO manager '{io_manager_key}' loaded asset {asset_key.to_user_string()} as a "
-                f"{_type_name(value)}, which is not a table. The checks validate a polars "
+                f"{type_name(value)}, which is not a table. The checks validate a polars "
                 "DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table: store the asset "
                 "as one of those, or give it an IO manager that loads one."
             ) from None
         how = "streaming" if isinstance(value, pl.LazyFrame) else "in memory"
         context.log.info(
             f"Loaded {asset_key.to_user_string()}{_where(partition)} through IO manager "
-            f"'{io_manager_key}' as a {_type_name(value)}; evaluating {how}."
+            f"'{io_manager_key}' as a {type_name(value)}; evaluating {how}."
         )
         yield frame
 
@@ -107,9 +108,3 @@ def _where(partition: dict[str, Any]) -> str:
         key_range = partition["partition_key_range"]
         return f" (partitions {key_range.start}…{key_range.end})"
     return ""
-
-
-def _type_name(value: Any) -> str:
-    cls = type(value)
-    module = cls.__module__.split(".")[0]
-    return cls.__qualname__ if module == "builtins" else f"{module}.{cls.__qualname__}"

@@ -48,6 +48,7 @@ import polars as pl
 from pydantic import Field
 from upath import UPath
 
+from ._display import type_name
 from .errors import UnsupportedFrameError
 
 __all__ = ["ParquetIOManager"]
@@ -103,7 +104,7 @@ class ParquetIOManager(dg.ConfigurableIOManager):
             return
         if not isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
             raise UnsupportedFrameError(
-                f"ParquetIOManager cannot store a value of type {_type_name(obj)} for asset "
+                f"ParquetIOManager cannot store a value of type {type_name(obj)} for asset "
                 f"{context.asset_key.to_user_string()}: it stores pl.DataFrame and pl.LazyFrame "
                 "only. Return a polars frame (e.g. pl.from_pandas(df) for a pandas frame), or "
                 "give this asset another IO manager."
@@ -170,13 +171,6 @@ def _safe_name(text: str) -> str:
         else:
             out.extend(f"~{byte:02X}" for byte in char.encode("utf-8"))
     return "".join(out) or "~"
-
-
-def _type_name(obj: Any) -> str:
-    cls = type(obj)
-    return (
-        cls.__qualname__ if cls.__module__ == "builtins" else f"{cls.__module__}.{cls.__qualname__}"
-    )
 
 
 def _output_partition(context: dg.OutputContext) -> str | None:

@@ -2,8 +2,9 @@
 
 - `orders` is gated: `dd.asset` validates what the function returns before the write; rows
   that fail an `"error"` rule go to `orders_quarantine`, the rest to the table.
-- `legacy_orders` is an ordinary asset the team does not want to touch: `dd.schema_checks`
-  reads its stored table back and reports one check per rule beside it.
+- `legacy_orders` is an ordinary asset the team does not want to touch: `dd.with_schemas`
+  gives it the schema's Columns tab and sidecar checks that read its stored table back and
+  report one check per rule beside it.
 """
 
 import os
@@ -40,8 +41,11 @@ def legacy_orders() -> pl.LazyFrame:
     return defective_orders().lazy()
 
 
-defs = dg.Definitions(
-    assets=[raw_orders, orders, legacy_orders],
-    asset_checks=[dd.schema_checks(Orders, asset="legacy_orders", blocking=False)],
-    resources={"io_manager": dd.ParquetIOManager(base_dir=STORAGE)},
+defs = dd.with_schemas(
+    dg.Definitions(
+        assets=[raw_orders, orders, legacy_orders],
+        resources={"io_manager": dd.ParquetIOManager(base_dir=STORAGE)},
+    ),
+    {"legacy_orders": Orders},
+    blocking=False,  # report the legacy table's failures without stopping the run
 )

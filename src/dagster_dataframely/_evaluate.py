@@ -141,15 +141,6 @@ def evaluate(
     return Evaluation(row_count=row_count, failed=failed, samples=samples)
 
 
-def failing_rows(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
-    """The rows of `lf` that fail `rule`, streaming where the rule allows it."""
-    if rule.distinct_over is None:
-        return rule_columns(lf, [rule]).filter(~pl.col(rule.check_name)).drop(rule.check_name)
-    keys = list(rule.distinct_over)
-    repeated = _duplicates(lf, rule.distinct_over).filter(pl.col(_ROWS) > 1).select(keys)
-    return lf.join(repeated, on=keys, how="semi", nulls_equal=True)
-
-
 def _duplicates(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
     """How many rows share each key: one row per distinct key, count in `__dy_rows`."""
     return lf.group_by(list(keys)).agg(pl.len().alias(_ROWS))
@@ -200,22 +191,20 @@ def _samples(
 ) -> dict[str, pl.DataFrame]:
     available = lf.collect_schema().names()
     queries = [
-        (
-            lf.join(
-                repeated[rule.name].lazy(),
-                on=list(rule.distinct_over),
-                how="semi",
-                nulls_equal=True,
-            )
-            if rule.name in repeated and rule.distinct_over is not None
-            else failing_rows(lf, rule)
-        )
-        .select(_explaining(rule, identify, available))
-        .head(limit)
+        _failing(lf, rule, repeated).select(_explaining(rule, identify, available)).head(limit)
         for rule in rules
     ]
     collected = pl.collect_all(queries, engine="streaming") if queries else []
     return {rule.name: frame for rule, frame in zip(rules, collected, strict=True)}
+
+
+def _failing(lf: pl.LazyFrame, rule: Rule, repeated: Mapping[str, pl.DataFrame]) -> pl.LazyFrame:
+    """Rows of `lf` failing `rule`; for a `unique`/primary-key rule, the rows holding the
+    repeated keys its count found (`repeated`), so sampling needs no second grouping."""
+    if rule.distinct_over is not None:
+        keys = list(rule.distinct_over)
+        return lf.join(repeated[rule.name].lazy(), on=keys, how="semi", nulls_equal=True)
+    return rule_columns(lf, [rule]).filter(~pl.col(rule.check_name)).drop(rule.check_name)
 
 
 def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> list[str]:

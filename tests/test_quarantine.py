@@ -9,6 +9,7 @@ import polars as pl
 import pytest
 from dagster._core.errors import DagsterInvalidPropertyError
 from polars.testing import assert_frame_equal
+from support import materialization, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -123,9 +124,7 @@ def test_the_quarantine_goes_through_the_assets_own_io_manager_with_its_key_pref
     assert storage.read(["sales", "eu", "orders"]) is not None
     quarantined = storage.read(["sales", "eu", "orders_quarantine"])
     assert quarantined is not None and quarantined.height == 7
-    (event,) = result.get_asset_materialization_events()
-    assert event.asset_key == dg.AssetKey(["sales", "eu", "orders"])
-    address = event.materialization.metadata["dy_quarantine"].value
+    address = materialization(result, "sales/eu/orders")["dy_quarantine"]
     assert "orders_quarantine" in address and "eu" in address
 
 
@@ -194,6 +193,49 @@ def test_a_quarantine_key_another_asset_materializes_fails_the_run_before_the_fu
     error = failure.step_failure_data.error
     assert error is not None and "QuarantineKeyCollisionError" in error.to_string()
     assert "orders_quarantine" in error.to_string()
+
+
+def test_the_guard_sees_assets_the_run_did_not_select(filesystem):
+    called: list[bool] = []
+
+    @dd.asset(OrdersSchema, quarantine=True)
+    def orders() -> pl.DataFrame:
+        called.append(True)
+        return defective_orders()
+
+    @dg.asset
+    def orders_quarantine() -> pl.DataFrame:
+        return pl.DataFrame({"kept": [1, 2]})
+
+    assert filesystem.materialize([orders_quarantine]).success
+    result = filesystem.materialize([orders, orders_quarantine], selection=[orders.key])
+
+    assert not result.success
+    assert called == []
+    assert step_error(result)[0] == "QuarantineKeyCollisionError"
+    assert filesystem.read("orders_quarantine").equals(pl.DataFrame({"kept": [1, 2]}))
+
+
+def test_a_job_that_selects_only_the_gated_asset_is_guarded(filesystem):
+    @dd.asset(OrdersSchema, quarantine=True)
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    @dg.asset
+    def orders_quarantine() -> int:
+        return 0
+
+    defs = dg.Definitions(
+        assets=[orders, orders_quarantine],
+        jobs=[dg.define_asset_job("gated_only", selection=[orders])],
+        resources={"io_manager": filesystem.io_manager()},
+    )
+
+    result = defs.resolve_job_def("gated_only").execute_in_process(raise_on_error=False)
+
+    assert not result.success
+    assert step_error(result)[0] == "QuarantineKeyCollisionError"
+    assert filesystem.read("orders_quarantine") is None
 
 
 @pytest.mark.parametrize(

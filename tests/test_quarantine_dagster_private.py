@@ -4,6 +4,7 @@ the test names the decision of this package that rests on it."""
 from typing import Any
 
 import dagster as dg
+import polars as pl
 import pytest
 
 from dagster_dataframely import _step
@@ -97,3 +98,59 @@ def test_materialize_sets_no_repository_so_the_jobs_asset_graph_stands_in():
     assert graph.has(dg.AssetKey("orders_quarantine"))
     assert graph.get(dg.AssetKey("orders_quarantine")).is_materializable
     assert _step.asset_graph(dg.build_asset_context()) is None
+
+
+def test_a_subset_jobs_asset_graph_keeps_the_whole_graph_as_its_source():
+    """Decision: `validate_quarantine_key` looks beyond the assets a run selected (a
+    `materialize(..., selection=)` or an asset job's selection) through the job graph's
+    `source_asset_graph`, the asset graph of the whole Definitions."""
+    graphs: list[Any] = []
+
+    @dg.asset
+    def orders(context: dg.AssetExecutionContext) -> int:
+        graphs.append((context.job_def.asset_layer.asset_graph, _step.asset_graph(context)))
+        return 1
+
+    @dg.asset
+    def orders_quarantine() -> int:
+        return 0
+
+    assert dg.materialize([orders, orders_quarantine], selection=[orders.key]).success
+    ((job_graph, graph),) = graphs
+    assert not job_graph.has(dg.AssetKey("orders_quarantine"))
+    assert job_graph.source_asset_graph.has(dg.AssetKey("orders_quarantine"))
+    assert graph.get(dg.AssetKey("orders_quarantine")).is_materializable
+
+
+def test_database_io_managers_are_db_io_managers_that_load_their_table_as_a_frame(tmp_path):
+    """Decision: `delegating_writer` compares a stored quarantine's columns before writing
+    only for `DbIOManager`s (they delete the stored rows, then insert), naming the table by
+    `_get_table_slice` / `_db_client.get_table_name` and reading it through `load_input` with
+    Dagster's `Any` type; file IO managers replace a file whole and are not compared."""
+    from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+    seen: list[Any] = []
+
+    @dg.asset
+    def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        key = dg.AssetKey("orders_quarantine")
+        seen.append(_step.stored_table(context, key))
+        _step.write_as(context, key, pl.DataFrame({"order_id": ["A"], "dy_rule__x": ["valid"]}))
+        seen.append(_step.stored_table(context, key))
+        return pl.DataFrame({"order_id": ["A"]})
+
+    database = str(tmp_path / "w.duckdb")
+    assert dg.materialize(
+        [orders], resources={"io_manager": DuckDBPolarsIOManager(database=database)}
+    ).success
+    absent, stored = seen
+    assert absent is None
+    assert stored.relation == "public.orders_quarantine"
+    assert stored.address.endswith("public.orders_quarantine")
+    assert stored.columns == ("order_id", "dy_rule__x")
+
+    seen.clear()
+    assert dg.materialize(
+        [orders], resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))}
+    ).success
+    assert seen == [None, None]

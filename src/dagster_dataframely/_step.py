@@ -1,7 +1,7 @@
 """The one place that reads Dagster internals: what a running step exposes to its asset body.
 
 Dagster has no public way for an asset body to write a second value through its own IO
-manager, nor to tell a run from a direct invocation. Four facts are read here, each pinned by
+manager, nor to tell a run from a direct invocation. These facts are read here, each pinned by
 `tests/test_quarantine_dagster_private.py`, which names the decision resting on it:
 
 - `context.get_step_execution_context()` returns the step in a run and raises
@@ -11,23 +11,39 @@ manager, nor to tell a run from a direct invocation. Four facts are read here, e
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
   to store the output (resources, definition metadata, partitions). The quarantine is written
   with that context after replacing its `_asset_key` (and the key of its `_asset_spec`).
-- `StepExecutionContext.repository_def` is set only in a deployed code location; under
-  `materialize` / `execute_in_process` the job's asset graph stands in for it.
+- `StepExecutionContext.repository_def` is set only in a deployed code location; elsewhere
+  (`materialize`, `execute_in_process` of a job) the job's asset graph is a subset of the
+  code location's, and its `source_asset_graph` is the whole graph of the Definitions.
+- Every IO manager that stores assets as database tables (dagster-duckdb, -snowflake,
+  -gcp) is a `DbIOManager`: it deletes the stored rows (of the partition) and then inserts,
+  so a frame with other columns fails only after the delete. Its `_get_table_slice` and
+  `_db_client.get_table_name` give the table's name; its `load_input`, given an input
+  context of Dagster's `Any` type, reads the table as its default load type.
 """
 
 from __future__ import annotations
 
 import inspect
+from dataclasses import dataclass
 from typing import Any
 
 import dagster as dg
 from dagster._check import CheckError
 from dagster._core.errors import DagsterInvalidPropertyError
 from dagster._core.execution.plan.outputs import StepOutputHandle
+from dagster._core.storage.db_io_manager import DbIOManager
+from dagster._core.types.dagster_type import resolve_dagster_type
 
 Context = dg.AssetExecutionContext | dg.OpExecutionContext
 
-__all__ = ["DagsterInvalidPropertyError", "asset_graph", "in_run", "write_as"]
+__all__ = [
+    "DagsterInvalidPropertyError",
+    "StoredTable",
+    "asset_graph",
+    "in_run",
+    "stored_table",
+    "write_as",
+]
 
 
 def in_run(context: Context) -> bool:
@@ -44,37 +60,87 @@ def write_as(context: Context, asset_key: dg.AssetKey, value: Any) -> dict[str, 
 
     The IO manager gets the output context Dagster would give it for the asset itself, with
     only the asset key changed, so database IO managers keep their connection settings and
-    the run's partition passes through. Returns the metadata the IO manager logged.
+    the run's partition passes through. Returns the metadata the IO manager logged (the
+    caller records the write as a materialization of `asset_key`).
     Raises `DagsterInvalidPropertyError` under direct invocation.
     """
-    step = context.get_step_execution_context()
-    output_name = context.assets_def.get_output_name_for_asset_key(context.asset_key)
-    handle = StepOutputHandle(step.step.key, output_name)
-    io_manager = step.get_io_manager(handle)
-    output_context = step.get_output_context(handle)
-    output_context._asset_key = asset_key
-    if output_context._asset_spec is not None:
-        output_context._asset_spec = output_context._asset_spec.replace_attributes(key=asset_key)
+    io_manager, output_context = _output_as(context, asset_key)
     metadata: dict[str, Any] = {}
     returned = io_manager.handle_output(output_context, value)
     if inspect.isgenerator(returned):
         for item in returned:
             if isinstance(item, dict):
                 metadata.update(item)
-    output_context.consume_events()  # the quarantine is not an asset: record no events
+    output_context.consume_events()  # the caller logs the one materialization of the write
     metadata.update(output_context.consume_logged_metadata())
     return metadata
 
 
-def asset_graph(context: Context) -> Any | None:
-    """The asset graph of the code location running `context` (None under direct invocation).
+@dataclass(frozen=True)
+class StoredTable:
+    """A database table an IO manager holds for an asset key."""
 
-    A deployed code location gives the whole repository; `materialize` and
-    `execute_in_process` give no repository, so the job's asset graph is used.
+    #: the fully qualified name the IO manager reports (`dagster/table_name`)
+    address: str
+    #: `schema.table`, as SQL on the IO manager's database names it
+    relation: str
+    columns: tuple[str, ...]
+
+
+def stored_table(context: Context, asset_key: dg.AssetKey) -> StoredTable | None:
+    """The table the step's IO manager stores for `asset_key` (the run's partition of it),
+    when that IO manager is a database one and the table exists; else None.
+
+    Reads the stored rows through the IO manager's own `load_input` (one read of that
+    partition). Any failure to read means there is nothing to compare with: the write that
+    follows reports a real fault itself.
+    """
+    io_manager, output_context = _output_as(context, asset_key)
+    if not isinstance(io_manager, DbIOManager):
+        return None  # file IO managers replace the stored object whole, whatever its columns
+    table_slice = io_manager._get_table_slice(output_context, output_context)
+    address = io_manager._db_client.get_table_name(table_slice)
+    relation = f"{table_slice.schema}.{table_slice.table}"
+    partitioned = output_context.has_asset_partitions
+    loading = dg.build_input_context(
+        dagster_type=resolve_dagster_type(Any),  # the IO manager's default load type
+        asset_key=asset_key,
+        upstream_output=output_context,
+        definition_metadata=output_context.definition_metadata,
+        resource_config=output_context.resource_config,
+        partition_key=output_context.asset_partition_key if partitioned else None,
+        asset_partitions_def=output_context.asset_partitions_def if partitioned else None,
+    )
+    try:
+        stored = io_manager.load_input(loading)
+    except Exception:
+        return None
+    columns = getattr(stored, "columns", None)
+    return (
+        None if columns is None else StoredTable(address, relation, tuple(str(c) for c in columns))
+    )
+
+
+def asset_graph(context: Context) -> Any | None:
+    """The asset graph of the whole code location running `context` (None under direct
+    invocation), not only the assets the run selected: the guard against a quarantine
+    overwriting another asset must see every asset that other code declares.
     """
     if not in_run(context):
         return None
     try:
         return context.repository_def.asset_graph
     except CheckError:  # "No repository definition was set on the step context"
-        return context.job_def.asset_layer.asset_graph
+        return context.job_def.asset_layer.asset_graph.source_asset_graph
+
+
+def _output_as(context: Context, asset_key: dg.AssetKey) -> tuple[Any, dg.OutputContext]:
+    """The IO manager of the step's asset output and its output context, as `asset_key`."""
+    step = context.get_step_execution_context()
+    output_name = context.assets_def.get_output_name_for_asset_key(context.asset_key)
+    handle = StepOutputHandle(step.step.key, output_name)
+    output_context = step.get_output_context(handle)
+    output_context._asset_key = asset_key
+    if output_context._asset_spec is not None:
+        output_context._asset_spec = output_context._asset_spec.replace_attributes(key=asset_key)
+    return step.get_io_manager(handle), output_context

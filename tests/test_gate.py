@@ -142,18 +142,19 @@ def test_with_a_quarantine_error_rows_go_there_and_the_other_rows_to_the_table(s
         quarantined.sort(KEY).select(pl.exclude(OrdersSchema.column_names()), *KEY),
         expected.sort(KEY).select(pl.exclude(OrdersSchema.column_names()), *KEY),
     )
-    metadata = materialization(result)
+    metadata = materialization(result, "orders")
     assert metadata["dagster/row_count"] == 6
+    assert metadata["dy_quarantined_rows"] == 7
     address = metadata["dy_quarantine"]
     assert "orders_quarantine" in address
-    # the failing checks keep their severities, but none blocks: the run succeeded
-    assert set(failed_checks(result).values()) == {ERROR, WARN}
+    # the error rows are in the quarantine and the table is clean: every failing check warns
+    assert set(failed_checks(result).values()) == {WARN}
 
 
 def test_invalid_by_rules_tabulates_rules_broken_together_biggest_group_first(filesystem):
     result = filesystem.materialize([gated(defective_orders, quarantine=True)])
 
-    table = materialization(result)["invalid_by_rules"]
+    table = materialization(result, "orders")["invalid_by_rules"]
     groups = [(record.data["rules"], record.data["rows"]) for record in table.records]
     assert groups == [
         ("primary_key, line_item_id|unique", 2),
@@ -212,6 +213,12 @@ def test_a_failing_quarantine_writer_fails_the_run_before_the_table_is_written(f
     assert filesystem.read("orders") is None
     name, message = step_error(result)
     assert name == "OSError" and "quarantine store unreachable (7 rows)" in message
+    # every rule was evaluated and reaches Dagster; with no table written, error rules fail
+    # at ERROR
+    expected = {CHECK_OF[rule]: ERROR for rule in ERROR_COUNTS}
+    expected |= {CHECK_OF[rule]: WARN for rule, sev in SEVERITY.items() if sev == "warn"}
+    assert failed_checks(result) == expected
+    assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
 
 
 def test_a_failing_io_manager_write_of_the_quarantine_leaves_the_table_unwritten(filesystem):
@@ -237,6 +244,7 @@ def test_a_failing_io_manager_write_of_the_quarantine_leaves_the_table_unwritten
     assert not result.success
     assert filesystem.read("orders") is None
     assert step_error(result)[0] == "PermissionError"
+    assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
 
 
 # ------------------------------ validation_results directly ------------------------------ #

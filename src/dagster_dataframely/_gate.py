@@ -8,16 +8,24 @@ The outcomes, in order of precedence:
 - rows failing `"error"` rules, no quarantine writer: nothing is written, every check result
   is yielded, then `ValidationAbortError` with the count per `"error"` rule;
 - the same with a writer: the quarantine is written first (a failing writer fails the run
-  before the table is written), then the table with the other rows, success;
+  before the table is written, after every check result is yielded), then the table with the
+  other rows, success;
 - every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
 
-A failing rule check always has its own rule's severity. Counting is the evaluator's one
-streaming pass; rows are split only when some rule failed, so an all-valid frame is never
-copied.
+With a writer, every run that gets past the column-schema check writes the quarantine, an
+empty one when no row failed an `"error"` rule, so what is stored there is never older than
+the table; the table's materialization carries its address (`dy_quarantine`) and row count
+(`dy_quarantined_rows`).
+
+A failing rule check has its own rule's severity, except when a writer took the error rows
+and the table was written: the table those checks guard is clean, so they fail at `WARN`.
+Counting is the evaluator's one streaming pass; rows are split only when some rule failed, so
+an all-valid frame is never copied.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
@@ -41,6 +49,7 @@ from .errors import NoValidRowsError, ValidationAbortError
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
 
 _LISTED_RULES = 50
+_WARN = dg.AssetCheckSeverity.WARN
 
 
 def validation_results(
@@ -63,6 +72,9 @@ def validation_results(
     column-schema check, which reads only its schema), a pandas DataFrame or a pyarrow Table.
     The materialization's `value=` is a `pl.DataFrame` of the written rows. Without
     `quarantine_writer`, any row failing an `"error"` rule raises `ValidationAbortError`.
+    With one, the writer is called on every run that passes the column-schema check, before
+    the table is written, with an empty quarantine frame when no row failed an `"error"`
+    rule, so the stored quarantine is never older than the table.
     Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
     """
     dy_schema = as_dataframely(schema)
@@ -80,36 +92,49 @@ def validation_results(
     rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
     catalogue = rules(dy_schema, warn=tuple(warn))
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
-    checks = list(results(plan(catalogue, settings, dy_schema.__name__), evaluation, asset_key=key))
+    planned = plan(catalogue, settings, dy_schema.__name__)
+    checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
-    if not failing:
-        yield described.materialization(key, rows)
-        yield from checks
-        return
     if blocked and quarantine_writer is None:
-        yield from checks
+        yield from checks()
         raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
+    split = _split(rows, failing) if failing else _Split(written=rows, invalid=rows.clear())
+    if quarantine_writer is None:
+        yield described.materialization(key, split.written)
+        yield from checks()
+        return
 
-    split = _split(rows, failing)
-    quarantined: dict[str, Any] = {}
-    if split.invalid.height:
-        assert quarantine_writer is not None  # blocked rows exist only with a writer here
+    try:
         address = quarantine_writer(flagged_quarantine(dy_schema, split.invalid, catalogue))
-        quarantined = {
-            "dy_quarantine": address,
-            "invalid_by_rules": table(_by_rules(split.invalid, failing)),
-        }
-        if not split.written.height:
-            yield from checks
-            raise NoValidRowsError(
-                _no_valid_rows_message(dy_schema, key, split.invalid.height, blocked, address),
-                counts=blocked,
-                quarantine=address,
-            )
+    except Exception:
+        yield from checks()  # the rules were evaluated: report them before the run fails
+        raise
+    quarantined: dict[str, Any] = {
+        "dy_quarantine": address,
+        "dy_quarantined_rows": split.invalid.height,
+    }
+    if not split.invalid.height:
+        yield described.materialization(key, split.written, quarantined)
+        yield from checks()
+        return
+    quarantined["invalid_by_rules"] = table(_by_rules(split.invalid, failing))
+    if not split.written.height:
+        yield from checks()
+        raise NoValidRowsError(
+            _no_valid_rows_message(dy_schema, key, split.invalid.height, blocked, address),
+            counts=blocked,
+            quarantine=address,
+        )
     yield described.materialization(key, split.written, quarantined)
-    yield from checks
+    # the error rows went to the quarantine and the table is clean: their checks warn
+    for result in checks(severity=_WARN):
+        yield (
+            result
+            if result.passed
+            else result.with_metadata({**result.metadata, "dy_quarantine": address})
+        )
 
 
 def skipped_results(

@@ -22,7 +22,7 @@ from . import _step
 from ._catalogue import Rule, rules
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
-from .errors import QuarantineKeyCollisionError
+from .errors import QuarantineKeyCollisionError, QuarantineLayoutError
 from .io import parquet_path, write_frame
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
@@ -94,7 +94,11 @@ def delegating_writer(
     `<last key part>_quarantine` with the same prefix and the run's partition.
 
     The IO manager receives the step's output context with only the asset key changed. The
-    address is what the IO manager reports (a table name or a path), else the key.
+    address is what the IO manager reports (a table name or a path), else the key. Each write
+    is logged as a materialization of the quarantine key (row count, address, partition), so
+    the quarantine has its own history in the catalog. A database IO manager's stored table
+    is compared with the frame first: other columns raise `QuarantineLayoutError` before the
+    IO manager deletes a row.
     Raises `dagster._core.errors.DagsterInvalidPropertyError` under direct invocation, which
     has no step and so no IO manager: use `file_writer` there.
     """
@@ -108,7 +112,26 @@ def delegating_writer(
     partition = context.partition_key if context.has_partition_key else None
 
     def write(frame: pl.DataFrame) -> str:
-        return _address(_step.write_as(context, key, frame), key, partition)
+        stored = _step.stored_table(context, key)
+        if stored is not None and stored.columns != tuple(frame.columns):
+            raise _layout_error(context.asset_key, stored, tuple(frame.columns))
+        logged = _step.write_as(context, key, frame)
+        address = _address(logged, key, partition)
+        context.log_event(
+            dg.AssetMaterialization(
+                asset_key=key,
+                partition=partition,
+                description=f"Rows of {context.asset_key.to_user_string()} that failed an "
+                '"error" rule in this run (none when empty).',
+                metadata={
+                    **logged,
+                    "dagster/row_count": frame.height,
+                    "dy_quarantine": address,
+                    "dy_quarantine_of": context.asset_key.to_user_string(),
+                },
+            )
+        )
+        return address
 
     return write
 
@@ -178,3 +201,27 @@ def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) 
             return str(getattr(metadata[name], "value", metadata[name]))
     where = key.to_user_string()
     return where if partition is None else f"{where} (partition {partition})"
+
+
+def _layout_error(
+    asset_key: dg.AssetKey, stored: _step.StoredTable, written: tuple[str, ...]
+) -> QuarantineLayoutError:
+    added = [c for c in written if c not in stored.columns]
+    removed = [c for c in stored.columns if c not in written]
+    changes = [
+        *([f"columns added: {', '.join(added)}"] if added else []),
+        *([f"columns removed: {', '.join(removed)}"] if removed else []),
+        *([] if added or removed else ["the same columns in another order"]),
+    ]
+    return QuarantineLayoutError(
+        f"Asset {asset_key.to_user_string()} cannot write its quarantine: the stored table "
+        f"{stored.address} has other columns than this run's quarantine (one per rule, so a "
+        f"rule added, removed or renamed changes them): {'; '.join(changes)}. Nothing was "
+        "deleted and the table was not written. Move the stored quarantine aside, keeping its "
+        f"rows, then rerun: ALTER TABLE {stored.relation} RENAME TO "
+        f"{stored.relation.rsplit('.', 1)[-1]}_before_layout_change; (or DROP TABLE "
+        f"{stored.relation}; to discard them). The next run creates it with the new columns.",
+        table=stored.address,
+        stored=stored.columns,
+        written=written,
+    )

@@ -16,6 +16,7 @@ __all__ = [
     "InvalidSeverityError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
+    "QuarantineLayoutError",
     "ReservedColumnError",
     "UnknownAssetError",
     "UnsupportedFrameError",
@@ -97,3 +98,18 @@ class NoValidRowsError(ValidationAbortError):
 
 class QuarantineKeyCollisionError(DagsterDataframelyError):
     """Another asset in the code location already materializes the quarantine's asset key."""
+
+
+class QuarantineLayoutError(DagsterDataframelyError):
+    """The stored quarantine table has other columns than the quarantine to write (a rule or a
+    column was added or removed): the run fails before the IO manager deletes anything."""
+
+    def __init__(
+        self, message: str, *, table: str, stored: tuple[str, ...], written: tuple[str, ...]
+    ) -> None:
+        super().__init__(message)
+        #: the stored table, as the IO manager names it
+        self.table = table
+        #: its columns, and the columns of the quarantine this run writes
+        self.stored = stored
+        self.written = written

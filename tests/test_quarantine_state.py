@@ -159,6 +159,30 @@ def test_a_changed_layout_fails_before_the_database_quarantine_loses_a_row(
     assert quarantine_events(result) == []
 
 
+def test_a_changed_layout_in_another_partition_keeps_every_stored_partition(warehouse: Storage):
+    status = dg.StaticPartitionsDefinition(["paid", "shipped"])
+
+    def partitioned(schema: type[dy.Schema]) -> dg.AssetsDefinition:
+        @dd.asset(
+            schema,
+            quarantine=True,
+            name="orders",
+            partitions_def=status,
+            metadata={"partition_expr": "status"},
+        )
+        def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+            return defective_orders().filter(pl.col("status") == context.partition_key)
+
+        return orders
+
+    assert warehouse.materialize([partitioned(OrdersSchema)], partition_key="paid").success
+    result = warehouse.materialize([partitioned(StricterOrders)], partition_key="shipped")
+
+    assert step_error(result)[0] == "QuarantineLayoutError"
+    stored = warehouse.read("orders_quarantine")
+    assert stored is not None and set(stored["status"]) == {"paid"} and stored.height == 6
+
+
 def test_the_fix_the_layout_error_names_lets_the_next_run_write(warehouse: Storage):
     assert warehouse.materialize([gated(defective_orders)]).success
     failed = warehouse.materialize([gated(defective_orders, StricterOrders)])

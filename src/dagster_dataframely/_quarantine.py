@@ -4,7 +4,9 @@ A quarantine frame is the invalid rows (the schema's columns) followed by one `S
 per rule, named by the rule's check name, holding `"valid"` or `"invalid"`. A writer receives
 that frame, writes it and returns its address, a string because it can name a database table.
 In a run the asset's own IO manager writes it as the asset key `<last key part>_quarantine`
-(same prefix); under direct invocation, with no IO manager, a parquet file does.
+(same prefix), each write recorded as a materialization of that key, after checking that a
+database table stored there has the same columns; under direct invocation, with no IO
+manager, a parquet file does.
 """
 
 from __future__ import annotations

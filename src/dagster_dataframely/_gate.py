@@ -26,6 +26,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._display import table
 from ._evaluate import Evaluation, as_lazy, rule_columns
@@ -66,7 +67,7 @@ def validation_results(
     Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(valid_key)
+    key = parse_asset_key(valid_key, argument="valid_key")
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,

@@ -9,6 +9,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._display import shorten, table
 from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
@@ -44,7 +45,7 @@ def check_results(
     check names (the column-schema check is always evaluated).
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(asset_key)
+    key = parse_asset_key(asset_key, argument="asset_key")
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,

@@ -12,6 +12,7 @@ from collections.abc import Iterator, Sequence
 
 import dagster as dg
 
+from ._asset_keys import parse_asset_key
 from ._loading import stored_table
 from ._results import check_results
 from ._schemas import SchemaLike, as_dataframely
@@ -53,7 +54,7 @@ def schema_checks(
         ```
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(asset)
+    key = parse_asset_key(asset)
     warn = tuple(warn)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._naming import COLUMN_SCHEMA_CHECK, SCHEMA_RULES_CHECK, column_check_name, guard_check_names
 from ._schemas import SchemaLike, as_dataframely
@@ -80,7 +81,7 @@ def check_specs(
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
-    key = dg.AssetKey.from_coercible(asset)
+    key = parse_asset_key(asset)
     specs = [
         dg.AssetCheckSpec(
             COLUMN_SCHEMA_CHECK,

@@ -11,6 +11,7 @@ __all__ = [
     "CheckNameCollisionError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
+    "InvalidAssetKeyError",
     "InvalidCheckNameError",
     "InvalidSettingError",
     "InvalidSeverityError",
@@ -49,6 +50,10 @@ class InvalidCheckNameError(DagsterDataframelyError, ValueError):
 
 class CheckNameCollisionError(DagsterDataframelyError, ValueError):
     """Two rules of one schema map to the same check name."""
+
+
+class InvalidAssetKeyError(DagsterDataframelyError, ValueError):
+    """A value passed as an asset key is none of `AssetKey`, `"prefix/name"` or its parts."""
 
 
 class UnsupportedSchemaError(DagsterDataframelyError, TypeError):

@@ -74,7 +74,7 @@ def validation_results(
         max_failure_samples=max_failure_samples,
     )
     described = _Description(resolve("statistics", statistics), resolve("row_sample", row_sample))
-    lf = as_lazy(frame)
+    lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
 
     collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")

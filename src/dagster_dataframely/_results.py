@@ -51,7 +51,7 @@ def check_results(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    lf = as_lazy(frame)
+    lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
     planned = plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__)
     if checks is not None:

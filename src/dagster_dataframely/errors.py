@@ -11,6 +11,7 @@ __all__ = [
     "CheckNameCollisionError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
+    "FrameConversionError",
     "InvalidAssetKeyError",
     "InvalidCheckNameError",
     "InvalidSettingError",
@@ -69,6 +70,16 @@ class UnknownAssetError(DagsterDataframelyError, ValueError):
 
 class UnsupportedFrameError(DagsterDataframelyError, TypeError):
     """A value to validate is not a table this package can read."""
+
+
+class FrameConversionError(DagsterDataframelyError, TypeError):
+    """A pandas frame has a column polars cannot convert, most often one holding values of
+    several types (`"A-1"` on one row, `7` on the next)."""
+
+    def __init__(self, message: str, *, column: str | None) -> None:
+        super().__init__(message)
+        #: the column that could not be converted, None when no single column is to blame
+        self.column = column
 
 
 class ColumnSchemaError(DagsterDataframelyError):

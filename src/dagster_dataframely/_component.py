@@ -87,7 +87,7 @@ class SchemaCheck(dg.Resolvable):
             examples=["my_project.schemas:Orders"],
         ),
     ]
-    warn: Sequence[str] = ()
+    warn: str | Sequence[str] = ()
     blocking: bool | None = None
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None
@@ -171,7 +171,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 entry.schema,
                 asset=entry.asset,
                 name=entry.name,
-                warn=tuple(entry.warn),
+                warn=entry.warn,
                 blocking=_first(entry.blocking, self.blocking),
                 check_granularity=entry.check_granularity or self.check_granularity,
                 schema_rules=entry.schema_rules or self.schema_rules,

@@ -24,7 +24,7 @@ def with_schemas(
     defs: dg.Definitions,
     schemas: Mapping[str | dg.AssetKey, SchemaLike],
     *,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,

@@ -50,7 +50,7 @@ def validation_results(
     *,
     valid_key: dg.AssetKey | str | Sequence[str],
     quarantine_writer: QuarantineWriter | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -79,7 +79,7 @@ def validation_results(
 
     collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")
     rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
-    catalogue = rules(dy_schema, warn=tuple(warn))
+    catalogue = rules(dy_schema, warn=warn)
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     checks = list(results(plan(catalogue, settings, dy_schema.__name__), evaluation, asset_key=key))
     failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
@@ -118,7 +118,7 @@ def skipped_results(
     *,
     asset_key: dg.AssetKey,
     reason: str,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
@@ -130,7 +130,7 @@ def skipped_results(
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
-    catalogue = rules(dy_schema, warn=tuple(warn))
+    catalogue = rules(dy_schema, warn=warn)
     own_dtypes = {name: column.dtype for name, column in dy_schema.columns().items()}
     nothing = Evaluation(
         row_count=0, failed=dict.fromkeys((r.name for r in catalogue), 0), samples={}

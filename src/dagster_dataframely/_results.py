@@ -29,7 +29,7 @@ def check_results(
     *,
     asset_key: dg.AssetKey | str | Sequence[str],
     severity: dg.AssetCheckSeverity | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -53,7 +53,7 @@ def check_results(
     )
     lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
-    planned = plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__)
+    planned = plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     evaluation = evaluate_schema(

@@ -17,6 +17,7 @@ from ._loading import stored_table
 from ._results import check_results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings
+from ._severity import warn_names
 from ._specs import check_specs
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -28,7 +29,7 @@ def schema_checks(
     *,
     asset: dg.AssetKey | str | Sequence[str],
     name: str | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
@@ -55,7 +56,7 @@ def schema_checks(
     """
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(asset)
-    warn = tuple(warn)
+    warn = warn_names(warn)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,

@@ -66,7 +66,7 @@ def check_specs(
     schema: SchemaLike,
     *,
     asset: dg.AssetKey | str | Sequence[str],
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     quarantine: bool = False,
@@ -92,7 +92,7 @@ def check_specs(
             partitions_def=partitions_def,
         )
     ]
-    for check in plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__):
+    for check in plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__):
         specs.append(
             dg.AssetCheckSpec(
                 check.name,

@@ -48,8 +48,8 @@ def rules(schema: SchemaLike, *, warn: str | Iterable[str] = ()) -> list[Rule]:
     """Every rule of `schema`, in Dataframely's order, with `warn` (one name or several)
     added to its `"warn"` rules.
 
-    Raises the naming errors (`ReservedColumnError`, `InvalidCheckNameError`,
-    `CheckNameCollisionError`) and `InvalidSeverityError` here, at definition time.
+    Raises the naming errors (`ReservedColumnError`, `CheckNameCollisionError`) and
+    `InvalidSeverityError` here, at definition time.
     """
     return list(_rules(as_dataframely(schema), frozenset(warn_names(warn))))
 

@@ -42,23 +42,26 @@ class Check:
 
 
 def plan(catalogue: Sequence[Rule], settings: CheckSettings, schema_name: str) -> list[Check]:
-    """Group the catalogue into checks, by `check_granularity` and `schema_rules`."""
+    """Group the catalogue into checks, by `check_granularity` and `schema_rules`.
+
+    Raises `CheckNameCollisionError` when two columns map to one `dy_col__` check name.
+    """
     if settings.check_granularity == "schema":
-        checks = [Check(SCHEMA_RULES_CHECK, tuple(catalogue))] if catalogue else []
-    elif settings.check_granularity == "rule":
-        checks = [Check(rule.check_name, (rule,)) for rule in catalogue]
-    else:
-        by_column: dict[str, list[Rule]] = {}
-        for rule in catalogue:
-            if rule.column is not None:
-                by_column.setdefault(rule.column, []).append(rule)
-        checks = [Check(column_check_name(c), tuple(r)) for c, r in by_column.items()]
-        unowned = [rule for rule in catalogue if rule.column is None]
-        if settings.schema_rules == "per_rule":
-            checks += [Check(rule.check_name, (rule,)) for rule in unowned]
-        elif unowned:
-            checks.append(Check(SCHEMA_RULES_CHECK, tuple(unowned)))
-    guard_check_names(schema_name, {check.name: check.name for check in checks})
+        return [Check(SCHEMA_RULES_CHECK, tuple(catalogue))] if catalogue else []
+    if settings.check_granularity == "rule":
+        return [Check(rule.check_name, (rule,)) for rule in catalogue]
+    by_column: dict[str, list[Rule]] = {}
+    for rule in catalogue:
+        if rule.column is not None:
+            by_column.setdefault(rule.column, []).append(rule)
+    names = {column: column_check_name(column) for column in by_column}
+    guard_check_names(schema_name, names)
+    checks = [Check(names[column], tuple(r)) for column, r in by_column.items()]
+    unowned = [rule for rule in catalogue if rule.column is None]
+    if settings.schema_rules == "per_rule":
+        checks += [Check(rule.check_name, (rule,)) for rule in unowned]
+    elif unowned:
+        checks.append(Check(SCHEMA_RULES_CHECK, tuple(unowned)))
     return checks
 
 

@@ -13,7 +13,6 @@ __all__ = [
     "DagsterDataframelyError",
     "FrameConversionError",
     "InvalidAssetKeyError",
-    "InvalidCheckNameError",
     "InvalidSettingError",
     "InvalidSeverityError",
     "NoValidRowsError",
@@ -45,12 +44,8 @@ class ReservedColumnError(DagsterDataframelyError, ValueError):
     """A schema column uses the `dy_` prefix this package reserves for check names."""
 
 
-class InvalidCheckNameError(DagsterDataframelyError, ValueError):
-    """A rule's check name has characters Dagster does not allow in a check name."""
-
-
 class CheckNameCollisionError(DagsterDataframelyError, ValueError):
-    """Two rules of one schema map to the same check name."""
+    """Two rules (or columns) of one schema map to the same check name."""
 
 
 class InvalidAssetKeyError(DagsterDataframelyError, ValueError):

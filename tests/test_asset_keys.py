@@ -11,7 +11,7 @@ import dagster as dg
 import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
-from support import failed
+from support import evaluations, failed
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -120,3 +120,51 @@ def test_the_component_reads_a_key_the_same_way(sandbox: DefsFolderSandbox, key:
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
         (checks,) = defs.asset_checks or []
         assert {spec.asset_key for spec in checks.check_specs} == {RAW_ORDERS}  # type: ignore[union-attr]
+
+
+# ------------------------------------- step names ------------------------------------- #
+
+
+def test_keys_differing_only_in_dropped_characters_get_steps_of_their_own(
+    tmp_path: Path,
+) -> None:
+    dashed, underscored = ["sales-eu", "orders"], ["sales_eu", "orders"]
+
+    @dg.multi_asset(outs={"a": dg.AssetOut(key=dashed), "b": dg.AssetOut(key=underscored)})
+    def both() -> tuple[pl.DataFrame, pl.DataFrame]:
+        return defective_orders(), storefront_orders()
+
+    defs = dd.with_schemas(
+        dg.Definitions(assets=[both]),
+        {"sales-eu/orders": OrdersSchema, "sales_eu/orders": OrdersSchema},
+    )
+    steps = sorted(checks.node_def.name for checks in defs.asset_checks or [])  # type: ignore[union-attr]
+
+    assert steps == ["sales_eu__orders___9d9e1dd5__dy_checks", "sales_eu__orders__dy_checks"]
+    assets = [*(defs.assets or []), *(defs.asset_checks or [])]
+    result = _run(assets, tmp_path)
+    evaluated = result.get_asset_check_evaluations()
+    failing = {e.asset_key.to_user_string() for e in evaluated if not e.passed}
+    assert failing == {"sales-eu/orders"}  # the defective table; the other one is clean
+    assert len(evaluated) == 2 * len(_names())
+    assert evaluations(result)["dy_schema__columns"].passed
+
+
+@pytest.mark.parametrize(
+    "keys",
+    [
+        [["a__b"], ["a", "b"]],  # a part holding `__` against two parts
+        [["a_"], ["a"]],
+        [["sales.eu", "orders"], ["sales_eu", "orders"]],
+        [["x", "_y"], ["x_", "y"]],
+    ],
+)
+def test_step_names_are_valid_and_distinct(keys: list[list[str]]) -> None:
+    checks = [dd.schema_checks(OrdersSchema, asset=key) for key in keys]
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec(key) for key in keys],
+        asset_checks=checks,
+    )
+
+    dg.Definitions.validate_loadable(defs)
+    assert len({c.node_def.name for c in checks}) == len(keys)

@@ -10,7 +10,6 @@ import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema
 from dagster_dataframely.errors import (
     CheckNameCollisionError,
-    InvalidCheckNameError,
     InvalidSeverityError,
     ReservedColumnError,
     UnsupportedSchemaError,
@@ -98,15 +97,6 @@ def test_reserved_columns_are_refused_at_definition_time() -> None:
 
     with pytest.raises(ReservedColumnError, match="dy_rule__amount__min"):
         rules(Reserved)
-
-
-def test_names_dagster_cannot_carry_are_refused() -> None:
-    class Spaced(dy.Schema):
-        order_total = dy.Int64(alias="order total", min=0)
-
-    with pytest.raises(InvalidCheckNameError, match="order total") as raised:
-        rules(Spaced)
-    assert "check_granularity='schema'" in str(raised.value)
 
 
 def test_two_rules_with_one_check_name_are_refused() -> None:

@@ -31,6 +31,7 @@ from ._quarantine import (
 )
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
+from ._severity import warn_names
 from ._specs import check_specs
 from .errors import InvalidSettingError, UnsupportedFrameError
 
@@ -42,7 +43,7 @@ def asset(
     *,
     quarantine: bool | None = None,
     filter: bool | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     statistics: bool | None = None,
@@ -82,7 +83,7 @@ def asset(
     gate = _Gate(
         schema=as_dataframely(schema),
         quarantine=resolve("quarantine", quarantine if quarantine is not None else filter),
-        warn=tuple(warn),
+        warn=warn_names(warn),
         check_granularity=resolve("check_granularity", check_granularity),
         schema_rules=resolve("schema_rules", schema_rules),
         statistics=resolve("statistics", statistics),

@@ -6,6 +6,7 @@ same `Rule` records, so a rule has one name, one check name and one severity eve
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
@@ -16,7 +17,7 @@ from ._constraints import docstring_summary, render
 from ._dataframely import rule_expressions, rule_owner, schema_rule_function
 from ._naming import check_name, guard_check_names, guard_columns
 from ._schemas import SchemaLike, as_dataframely
-from ._severity import Severity, warned_rules
+from ._severity import Severity, warn_names, warned_rules
 
 _MAX_EXPRESSION = 400
 
@@ -43,13 +44,14 @@ class Rule:
     distinct_over: tuple[str, ...] | None = None
 
 
-def rules(schema: SchemaLike, *, warn: tuple[str, ...] | list[str] = ()) -> list[Rule]:
-    """Every rule of `schema`, in Dataframely's order, with `warn` added to its `"warn"` rules.
+def rules(schema: SchemaLike, *, warn: str | Iterable[str] = ()) -> list[Rule]:
+    """Every rule of `schema`, in Dataframely's order, with `warn` (one name or several)
+    added to its `"warn"` rules.
 
-    Raises the naming errors (`ReservedColumnError`, `InvalidCheckNameError`,
-    `CheckNameCollisionError`) and `InvalidSeverityError` here, at definition time.
+    Raises the naming errors (`ReservedColumnError`, `CheckNameCollisionError`) and
+    `InvalidSeverityError` here, at definition time.
     """
-    return list(_rules(as_dataframely(schema), frozenset(warn)))
+    return list(_rules(as_dataframely(schema), frozenset(warn_names(warn))))
 
 
 @lru_cache(maxsize=256)

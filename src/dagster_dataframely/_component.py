@@ -28,6 +28,7 @@ import dagster as dg
 import dataframely as dy
 from pydantic import BaseModel
 
+from ._asset_keys import parse_asset_key
 from ._schemas import as_dataframely
 from ._sidecar import schema_checks
 from .errors import DagsterDataframelyError, UnsupportedSchemaError
@@ -67,7 +68,15 @@ def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Sch
 class SchemaCheck(dg.Resolvable):
     """One asset and the schema its stored table is checked against."""
 
-    asset: dg.ResolvedAssetKey
+    asset: Annotated[
+        dg.AssetKey,
+        dg.Resolver(
+            lambda context, key: parse_asset_key(context.resolve_value(key)),
+            model_field_type=str | list[str],
+            description="The asset's key, as 'prefix/name' or a list of its parts.",
+            examples=["raw/orders"],
+        ),
+    ]
     schema: Annotated[
         type[dy.Schema],
         dg.Resolver(
@@ -78,7 +87,7 @@ class SchemaCheck(dg.Resolvable):
             examples=["my_project.schemas:Orders"],
         ),
     ]
-    warn: Sequence[str] = ()
+    warn: str | Sequence[str] = ()
     blocking: bool | None = None
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None
@@ -162,7 +171,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 entry.schema,
                 asset=entry.asset,
                 name=entry.name,
-                warn=tuple(entry.warn),
+                warn=entry.warn,
                 blocking=_first(entry.blocking, self.blocking),
                 check_granularity=entry.check_granularity or self.check_granularity,
                 schema_rules=entry.schema_rules or self.schema_rules,

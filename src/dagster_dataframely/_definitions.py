@@ -11,6 +11,7 @@ from collections.abc import Mapping, Sequence
 
 import dagster as dg
 
+from ._asset_keys import parse_asset_key
 from ._metadata import schema_metadata
 from ._schemas import SchemaLike, as_dataframely
 from ._sidecar import schema_checks
@@ -23,7 +24,7 @@ def with_schemas(
     defs: dg.Definitions,
     schemas: Mapping[str | dg.AssetKey, SchemaLike],
     *,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
@@ -42,7 +43,10 @@ def with_schemas(
         defs = dd.with_schemas(dg.Definitions(assets=[orders]), {"orders": Orders})
         ```
     """
-    by_key = {_key(key): as_dataframely(schema) for key, schema in schemas.items()}
+    by_key = {
+        parse_asset_key(key, argument="with_schemas key"): as_dataframely(schema)
+        for key, schema in schemas.items()
+    }
     specs = _declared_specs(defs)
     unknown = [key for key in by_key if key not in specs]
     if unknown:
@@ -70,12 +74,6 @@ def with_schemas(
         warnings.simplefilter("ignore", dg.PreviewWarning)
         mapped = defs.map_asset_specs(func=attach)
     return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=checks))
-
-
-def _key(key: str | dg.AssetKey | Sequence[str]) -> dg.AssetKey:
-    if isinstance(key, str):
-        return dg.AssetKey.from_user_string(key)
-    return dg.AssetKey.from_coercible(key)
 
 
 def _declared_specs(defs: dg.Definitions) -> dict[dg.AssetKey, dg.AssetSpec]:

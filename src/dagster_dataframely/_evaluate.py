@@ -19,7 +19,7 @@ import polars as pl
 
 from ._catalogue import Rule
 from ._display import type_name
-from .errors import UnsupportedFrameError
+from .errors import FrameConversionError, UnsupportedFrameError
 
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"
@@ -38,15 +38,22 @@ class Evaluation:
     samples: Mapping[str, pl.DataFrame]
 
 
-def as_lazy(frame: Any) -> pl.LazyFrame:
-    """A `pl.LazyFrame` over `frame`: polars frames as they are, pandas and pyarrow converted."""
+def as_lazy(frame: Any, *, asset: str | None = None) -> pl.LazyFrame:
+    """A `pl.LazyFrame` over `frame`: polars frames as they are, pandas and pyarrow converted.
+
+    A pandas column polars cannot convert raises `FrameConversionError` naming `asset` (a
+    user string), the column and the types it mixes.
+    """
     if isinstance(frame, pl.LazyFrame):
         return frame
     if isinstance(frame, pl.DataFrame):
         return frame.lazy()
     module = type(frame).__module__.split(".")[0]
     if module == "pandas":
-        return pl.from_pandas(frame).lazy()
+        try:
+            return pl.from_pandas(frame).lazy()
+        except (TypeError, ValueError, NotImplementedError, pl.exceptions.PolarsError) as error:
+            raise _conversion_error(frame, error, asset) from None
     if module == "pyarrow":
         converted = pl.from_arrow(frame)
         if isinstance(converted, pl.DataFrame):
@@ -55,6 +62,33 @@ def as_lazy(frame: Any) -> pl.LazyFrame:
         f"Cannot validate a {type_name(frame)}: expected a "
         "polars DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table. Make the asset "
         "(or its IO manager) produce one of those."
+    )
+
+
+def _conversion_error(frame: Any, error: Exception, asset: str | None) -> FrameConversionError:
+    """Which column of a pandas `frame` polars refused, found by converting one at a time."""
+    where = f"asset {asset}" if asset else "the frame"
+    for name in frame.columns:
+        try:
+            pl.from_pandas(frame[name])
+        except (TypeError, ValueError, NotImplementedError, pl.exceptions.PolarsError):
+            types = sorted({type_name(value) for value in frame[name].dropna()})
+            held = (
+                f"mixes values of types {', '.join(types)}, and a polars column holds one type"
+                if len(types) > 1
+                else f"holds {', '.join(types) or 'no'} values polars cannot convert"
+            )
+            return FrameConversionError(
+                f"Cannot convert {where} from pandas to polars: column {str(name)!r} {held} "
+                f"({error}). Give the column one type where the frame is made, e.g. "
+                f"frame[{str(name)!r}] = frame[{str(name)!r}].astype(str), then materialize "
+                "the asset again.",
+                column=str(name),
+            )
+    return FrameConversionError(
+        f"Cannot convert {where} from pandas to polars: {error}. Make the frame convertible "
+        "(pl.from_pandas(frame) must succeed), then materialize the asset again.",
+        column=None,
     )
 
 

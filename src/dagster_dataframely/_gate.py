@@ -34,6 +34,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._display import table
 from ._evaluate import Evaluation, as_lazy, rule_columns
@@ -58,7 +59,7 @@ def validation_results(
     *,
     valid_key: dg.AssetKey | str | Sequence[str],
     quarantine_writer: QuarantineWriter | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -78,19 +79,19 @@ def validation_results(
     Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(valid_key)
+    key = parse_asset_key(valid_key, argument="valid_key")
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
     described = _Description(resolve("statistics", statistics), resolve("row_sample", row_sample))
-    lf = as_lazy(frame)
+    lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
 
     collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")
     rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
-    catalogue = rules(dy_schema, warn=tuple(warn))
+    catalogue = rules(dy_schema, warn=warn)
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
@@ -142,7 +143,7 @@ def skipped_results(
     *,
     asset_key: dg.AssetKey,
     reason: str,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
@@ -154,7 +155,7 @@ def skipped_results(
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
-    catalogue = rules(dy_schema, warn=tuple(warn))
+    catalogue = rules(dy_schema, warn=warn)
     own_dtypes = {name: column.dtype for name, column in dy_schema.columns().items()}
     nothing = Evaluation(
         row_count=0, failed=dict.fromkeys((r.name for r in catalogue), 0), samples={}

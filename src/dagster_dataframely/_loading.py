@@ -54,7 +54,7 @@ def stored_table(
     with dg.AssetValueLoader({asset_key: node.assets_def}, instance=context.instance) as loader:
         value = _load(context, loader, asset_key, io_manager_key, partition)
         try:
-            frame = as_lazy(value)
+            frame = as_lazy(value, asset=asset_key.to_user_string())
         except UnsupportedFrameError:
             raise UnsupportedFrameError(
                 f"IO manager '{io_manager_key}' loaded asset {asset_key.to_user_string()} as a "

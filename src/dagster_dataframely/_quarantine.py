@@ -21,6 +21,7 @@ import polars as pl
 from upath import UPath
 
 from . import _step
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
@@ -38,7 +39,7 @@ _ADDRESS_KEYS = ("dagster/table_name", "dagster/uri", "path", "uri", "table")
 
 def quarantine_key(asset_key: dg.AssetKey | str | Sequence[str]) -> dg.AssetKey:
     """The asset key a quarantine is written as: `<last key part>_quarantine`, same prefix."""
-    key = dg.AssetKey.from_coercible(asset_key)
+    key = parse_asset_key(asset_key, argument="key")
     return dg.AssetKey([*key.path[:-1], key.path[-1] + QUARANTINE_SUFFIX])
 
 

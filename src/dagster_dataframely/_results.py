@@ -9,6 +9,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._display import shorten, table
 from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
@@ -28,7 +29,7 @@ def check_results(
     *,
     asset_key: dg.AssetKey | str | Sequence[str],
     severity: dg.AssetCheckSeverity | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -44,15 +45,15 @@ def check_results(
     check names (the column-schema check is always evaluated).
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(asset_key)
+    key = parse_asset_key(asset_key, argument="asset_key")
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    lf = as_lazy(frame)
+    lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
-    planned = plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__)
+    planned = plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     evaluation = evaluate_schema(

@@ -38,6 +38,19 @@ def warn(*rules: str) -> Callable[[S], S]:
     return decorate
 
 
+def warn_names(warn: str | Iterable[str]) -> tuple[str, ...]:
+    """The names a `warn=` argument gives: a single string is one name (`"amount|min"`),
+    never its characters. Raises `InvalidSeverityError` for a name that is not a string."""
+    names = (warn,) if isinstance(warn, str) else tuple(warn)
+    odd = [name for name in names if not isinstance(name, str)]
+    if odd:
+        raise InvalidSeverityError(
+            f"warn= takes rule or column names as strings, got {', '.join(map(repr, odd))}. "
+            'Pass one name ("amount|min") or a list of them (["amount|min", "note"]).'
+        )
+    return names
+
+
 def declared(schema: type[dy.Schema]) -> frozenset[str]:
     """The names a schema declares `"warn"` (through `dd.warn`), as written."""
     return frozenset(getattr(schema, _WARN_ATTR, frozenset()))

@@ -7,19 +7,26 @@ here, so the names Dagster matches always agree.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import hashlib
+import json
 import re
 from collections.abc import Iterator, Sequence
 
 import dagster as dg
 
+from ._asset_keys import parse_asset_key
 from ._loading import stored_table
+from ._naming import dagster_name
 from ._results import check_results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings
+from ._severity import warn_names
 from ._specs import check_specs
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
+# A key part whose join with `__` reads back unambiguously: no `__`, no `_` at either end.
+_PLAIN_PART = re.compile(r"^[A-Za-z0-9]+(?:_[A-Za-z0-9]+)*$")
 
 
 def schema_checks(
@@ -27,7 +34,7 @@ def schema_checks(
     *,
     asset: dg.AssetKey | str | Sequence[str],
     name: str | None = None,
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
@@ -53,8 +60,8 @@ def schema_checks(
         ```
     """
     dy_schema = as_dataframely(schema)
-    key = dg.AssetKey.from_coercible(asset)
-    warn = tuple(warn)
+    key = parse_asset_key(asset)
+    warn = warn_names(warn)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
@@ -98,6 +105,16 @@ def schema_checks(
 
 
 def step_name(asset_key: dg.AssetKey) -> str:
-    """The default step name of the sidecar on `asset_key`: unique per asset."""
-    parts = [re.sub(r"\W", "_", part) for part in asset_key.path]
-    return "__".join(parts) + STEP_SUFFIX
+    """The default step name of the sidecar on `asset_key`: unique per asset, the same in
+    every process.
+
+    Key parts of letters and digits joined by single `_` give `raw__orders__dy_checks`. Any
+    other key (`sales-eu/orders`, `größe`, `a__b`) is spelled as a Dagster name and followed
+    by `___` and a digest of its parts, so `sales-eu/orders` and `sales_eu/orders` get steps
+    of their own; no key of the first kind contains `___`.
+    """
+    if all(_PLAIN_PART.match(part) for part in asset_key.path):
+        return "__".join(asset_key.path) + STEP_SUFFIX
+    spelled = "__".join(dagster_name(part) for part in asset_key.path)
+    digest = hashlib.blake2b(json.dumps(asset_key.path).encode(), digest_size=4).hexdigest()
+    return f"{spelled}___{digest}{STEP_SUFFIX}"

@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 import dagster as dg
 
+from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._naming import COLUMN_SCHEMA_CHECK, SCHEMA_RULES_CHECK, column_check_name, guard_check_names
 from ._schemas import SchemaLike, as_dataframely
@@ -41,23 +42,26 @@ class Check:
 
 
 def plan(catalogue: Sequence[Rule], settings: CheckSettings, schema_name: str) -> list[Check]:
-    """Group the catalogue into checks, by `check_granularity` and `schema_rules`."""
+    """Group the catalogue into checks, by `check_granularity` and `schema_rules`.
+
+    Raises `CheckNameCollisionError` when two columns map to one `dy_col__` check name.
+    """
     if settings.check_granularity == "schema":
-        checks = [Check(SCHEMA_RULES_CHECK, tuple(catalogue))] if catalogue else []
-    elif settings.check_granularity == "rule":
-        checks = [Check(rule.check_name, (rule,)) for rule in catalogue]
-    else:
-        by_column: dict[str, list[Rule]] = {}
-        for rule in catalogue:
-            if rule.column is not None:
-                by_column.setdefault(rule.column, []).append(rule)
-        checks = [Check(column_check_name(c), tuple(r)) for c, r in by_column.items()]
-        unowned = [rule for rule in catalogue if rule.column is None]
-        if settings.schema_rules == "per_rule":
-            checks += [Check(rule.check_name, (rule,)) for rule in unowned]
-        elif unowned:
-            checks.append(Check(SCHEMA_RULES_CHECK, tuple(unowned)))
-    guard_check_names(schema_name, {check.name: check.name for check in checks})
+        return [Check(SCHEMA_RULES_CHECK, tuple(catalogue))] if catalogue else []
+    if settings.check_granularity == "rule":
+        return [Check(rule.check_name, (rule,)) for rule in catalogue]
+    by_column: dict[str, list[Rule]] = {}
+    for rule in catalogue:
+        if rule.column is not None:
+            by_column.setdefault(rule.column, []).append(rule)
+    names = {column: column_check_name(column) for column in by_column}
+    guard_check_names(schema_name, names)
+    checks = [Check(names[column], tuple(r)) for column, r in by_column.items()]
+    unowned = [rule for rule in catalogue if rule.column is None]
+    if settings.schema_rules == "per_rule":
+        checks += [Check(rule.check_name, (rule,)) for rule in unowned]
+    elif unowned:
+        checks.append(Check(SCHEMA_RULES_CHECK, tuple(unowned)))
     return checks
 
 
@@ -65,7 +69,7 @@ def check_specs(
     schema: SchemaLike,
     *,
     asset: dg.AssetKey | str | Sequence[str],
-    warn: Sequence[str] = (),
+    warn: str | Sequence[str] = (),
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     quarantine: bool = False,
@@ -80,7 +84,7 @@ def check_specs(
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
-    key = dg.AssetKey.from_coercible(asset)
+    key = parse_asset_key(asset)
     specs = [
         dg.AssetCheckSpec(
             COLUMN_SCHEMA_CHECK,
@@ -91,7 +95,7 @@ def check_specs(
             partitions_def=partitions_def,
         )
     ]
-    for check in plan(rules(dy_schema, warn=tuple(warn)), settings, dy_schema.__name__):
+    for check in plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__):
         specs.append(
             dg.AssetCheckSpec(
                 check.name,

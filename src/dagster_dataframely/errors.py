@@ -11,7 +11,8 @@ __all__ = [
     "CheckNameCollisionError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
-    "InvalidCheckNameError",
+    "FrameConversionError",
+    "InvalidAssetKeyError",
     "InvalidSettingError",
     "InvalidSeverityError",
     "NoValidRowsError",
@@ -44,12 +45,12 @@ class ReservedColumnError(DagsterDataframelyError, ValueError):
     """A schema column uses the `dy_` prefix this package reserves for check names."""
 
 
-class InvalidCheckNameError(DagsterDataframelyError, ValueError):
-    """A rule's check name has characters Dagster does not allow in a check name."""
-
-
 class CheckNameCollisionError(DagsterDataframelyError, ValueError):
-    """Two rules of one schema map to the same check name."""
+    """Two rules (or columns) of one schema map to the same check name."""
+
+
+class InvalidAssetKeyError(DagsterDataframelyError, ValueError):
+    """A value passed as an asset key is none of `AssetKey`, `"prefix/name"` or its parts."""
 
 
 class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
@@ -65,6 +66,16 @@ class UnknownAssetError(DagsterDataframelyError, ValueError):
 
 class UnsupportedFrameError(DagsterDataframelyError, TypeError):
     """A value to validate is not a table this package can read."""
+
+
+class FrameConversionError(DagsterDataframelyError, TypeError):
+    """A pandas frame has a column polars cannot convert, most often one holding values of
+    several types (`"A-1"` on one row, `7` on the next)."""
+
+    def __init__(self, message: str, *, column: str | None) -> None:
+        super().__init__(message)
+        #: the column that could not be converted, None when no single column is to blame
+        self.column = column
 
 
 class ColumnSchemaError(DagsterDataframelyError):

@@ -1,0 +1,43 @@
+"""The one reading of an asset key every entry point accepts.
+
+A string is the key's user string, as Dagster's UI and CLI print it (`"raw/orders"` ->
+`["raw", "orders"]`), an `AssetKey` is itself, and a sequence of strings is the key's parts.
+Dagster's own `AssetKey.from_coercible` reads a string as one part instead, which would make
+`asset="raw/orders"` a different key here than in `dd.with_schemas` or a `defs.yaml`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TypeAlias
+
+import dagster as dg
+
+from .errors import InvalidAssetKeyError
+
+#: What an argument naming an asset accepts.
+AssetKeyLike: TypeAlias = "dg.AssetKey | str | Sequence[str]"
+
+
+def parse_asset_key(value: AssetKeyLike, *, argument: str = "asset") -> dg.AssetKey:
+    """The `AssetKey` `value` names; `argument` is the parameter it came from, for the error.
+
+    Raises `InvalidAssetKeyError` for any other value and for a key with an empty part.
+    """
+    if isinstance(value, dg.AssetKey):
+        return value
+    if isinstance(value, str):
+        parts = dg.AssetKey.from_user_string(value).path
+    elif isinstance(value, Sequence) and all(isinstance(part, str) for part in value):
+        parts = list(value)
+    else:
+        raise InvalidAssetKeyError(
+            f"{argument}={value!r} is not an asset key. Pass a dg.AssetKey, its user string "
+            "('raw/orders') or its parts (['raw', 'orders'])."
+        )
+    if not parts or not all(parts):
+        raise InvalidAssetKeyError(
+            f"{argument}={value!r} has an empty key part. Write a key as 'prefix/name' (no "
+            "leading, trailing or doubled '/'), or pass its parts (['prefix', 'name'])."
+        )
+    return dg.AssetKey(parts)

@@ -4,7 +4,8 @@ A page's first Python block is its setup. Each later block runs after it in a fr
 as a reader pastes them; what the block defines (assets, checks, `Definitions`) is materialized
 in a real run, and the outcome the page states for it (`STATED` below: tables written and
 their row counts, failing checks and their severities, the error that fails the run) is
-asserted. A block not meant to run starts with `# Not run: <why>`, visibly, on the page.
+asserted. A block not meant to run starts with `# Not run: <why>`, visibly, on the page. The
+Component page's `defs.yaml` block is loaded as a real Component.
 """
 
 from __future__ import annotations
@@ -21,6 +22,8 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pytest
+import yaml
+from dagster.components.testing import create_defs_folder_sandbox
 from support import evaluations, materialization, step_error
 
 import dagster_dataframely as dd
@@ -382,11 +385,46 @@ def test_a_block_not_run_says_why_and_such_blocks_stay_rare():
     assert len(skipped) <= 3, [block.id for block in skipped]
 
 
+def test_every_code_block_is_python_or_marked_as_another_language():
+    # An unmarked or `py` fence would be skipped silently: name the language, always.
+    for page in PAGES:
+        languages = re.findall(r"^```(\S*)\n(?:.*?)^```", page.read_text(), re.S | re.M)
+        assert set(languages) <= {"python", "sh", "text", "yaml"}, page
+
+
 def test_setup_blocks_define_nothing_to_run():
     for page, setup in SETUPS.items():
         namespace: dict[str, Any] = {"__name__": "docs_example"}
         exec(compile(setup, f"<{page} setup>", "exec", dont_inherit=True), namespace)
         assert not _definitions(namespace)[0], page
+
+
+def test_the_components_defs_yaml_builds_the_checks_its_page_states():
+    text = (ROOT / "docs" / "component.md").read_text()
+    (block,) = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
+    defs_yaml = yaml.safe_load(block)
+
+    with (
+        create_defs_folder_sandbox() as sandbox,
+        sandbox.load_component_and_build_defs(
+            defs_path=sandbox.scaffold_component(
+                component_cls=dd.SchemaChecksComponent,
+                defs_path="quality",
+                defs_yaml_contents=defs_yaml,
+            )
+        ) as (_, defs),
+    ):
+        steps = {
+            checks.node_def.name: {spec.name: spec.blocking for spec in checks.check_specs}
+            for checks in defs.asset_checks or []
+        }
+
+    assert set(steps) == {"orders__dy_checks", "raw__orders__dy_checks"}
+    orders, raw = steps["orders__dy_checks"], steps["raw__orders__dy_checks"]
+    assert orders["dy_col__amount"] and not orders["dy_col__note"]
+    assert "dy_schema__rules" in orders
+    assert "dy_rule__amount__min" in raw
+    assert {name for name, blocking in raw.items() if blocking} == {"dy_schema__columns"}
 
 
 @pytest.mark.parametrize("block", RUNNABLE, ids=lambda block: block.id)

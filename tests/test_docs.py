@@ -96,12 +96,13 @@ def _run(block: Block, overrides: Mapping[str, Any] | None = None) -> dict[str, 
 class Run:
     """What a page says a run of its example does.
 
-    `tables`: asset key -> rows the stored table holds (None: not written). `failed`: the
-    failing checks with their severities; every other check passes. `error`: the class of the
-    error that fails the run. `upstream`: what an upstream asset the example reads holds.
-    `overrides`: names of the page's setup replaced for this run (the example's data).
-    `columns`: the written tables' columns. `metadata`: entries a table's materialization
-    carries. `described`: assets whose definition carries the Columns tab.
+    - `tables`: asset key -> rows the stored table holds (None: not written);
+    - `failed`: the failing checks and their severities; every other check passes;
+    - `error`: the class of the error that fails the run; `message`: words its message has;
+    - `upstream`: what an upstream asset the example reads (`raw_orders`) holds;
+    - `overrides`: names of the page's setup replaced for this run (the example's data);
+    - `columns`: the written table's columns; `metadata`: entries its materialization carries;
+    - `described`: assets whose definition carries the Columns tab.
     """
 
     tables: Mapping[str, int | None]
@@ -109,6 +110,7 @@ class Run:
     error: str | None = None
     upstream: Callable[[], pl.DataFrame] = storefront_orders
     overrides: Mapping[str, Any] = field(default_factory=dict)
+    message: tuple[str, ...] = ()
     columns: tuple[str, ...] | None = None
     metadata: Mapping[str, frozenset[str]] = field(default_factory=dict)
     described: tuple[str, ...] = ()
@@ -171,7 +173,9 @@ def materialize(defined: Mapping[str, Any], run: Run, tmp_path: Path) -> dg.Exec
 
     assert result.success is (run.error is None)
     if run.error is not None:
-        assert step_error(result)[0] == run.error
+        error, message = step_error(result)
+        assert error == run.error
+        assert all(word in message for word in run.message), message
     for key, rows in run.tables.items():
         stored = _stored(resources, key)
         assert (stored.height if stored is not None else None) == rows, key
@@ -275,13 +279,19 @@ STATED: dict[str, Expectation] = {
     ),
     "docs/validation.md: Every row valid": Run({"orders": 12}),
     'docs/validation.md: A row breaks an `"error"` rule': Run(
-        {"orders": None}, failed=DEFECTIVE_FAILS, error="ValidationAbortError"
+        {"orders": None},
+        failed=DEFECTIVE_FAILS,
+        error="ValidationAbortError",
+        message=("primary_key", "paid_orders_have_amount", "amount|min"),
     ),
     "docs/validation.md: Drop the failing rows yourself": Run(
         {"orders": 3}, upstream=defective_orders
     ),
     "docs/validation.md: The package never casts": Run(
-        {"orders": None}, failed={"dy_schema__columns": ERROR}, error="ColumnSchemaError"
+        {"orders": None},
+        failed={"dy_schema__columns": ERROR},
+        error="ColumnSchemaError",
+        message=("amount: Decimal", "line: Int32", "OrdersSchema.cast"),
     ),
     "docs/validation.md: Extra columns are not a mismatch": Run(
         {"orders": 12},
@@ -299,6 +309,7 @@ STATED: dict[str, Expectation] = {
         {"orders": None, "orders_quarantine": 2},
         failed={"dy_rule__primary_key": ERROR, "dy_rule__line_item_id__unique": ERROR},
         error="NoValidRowsError",
+        message=("orders_quarantine",),
     ),
     "docs/severity.md: On the schema: `@dd.warn`": Run(
         {"payments": 3},

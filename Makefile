@@ -10,7 +10,7 @@ BIN := $(VENV)/bin
 # uv must use the machine's interpreter: it cannot download one here.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install lint typecheck unit test demo bench clean
+.PHONY: install lint typecheck unit docs test demo bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -32,7 +32,12 @@ typecheck: install
 unit: install
 	$(BIN)/pytest -n 2 --dist loadgroup
 
-test: lint typecheck unit
+# The documentation site, into site/ (git-ignored). --strict: a broken link or a docstring
+# mkdocstrings cannot render fails the build. Offline: nothing is fetched at build time.
+docs: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
+
+test: lint typecheck unit docs
 
 demo: install
 	$(BIN)/python -m dagster_dataframely_demo
@@ -42,4 +47,4 @@ bench: install
 	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf .uv $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf .uv $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis

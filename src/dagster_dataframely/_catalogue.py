@@ -24,23 +24,30 @@ _MAX_EXPRESSION = 400
 
 @dataclass(frozen=True)
 class Rule:
-    """One Dataframely rule, as Dagster reports it."""
+    """One Dataframely rule, as Dagster reports it.
 
-    #: The Dataframely rule name: `amount|min`, `primary_key`, `paid_orders_have_amount`.
+    Attributes:
+        name: The Dataframely rule name: `amount|min`, `primary_key`,
+            `paid_orders_have_amount`.
+        column: The column the rule belongs to; None for schema-level rules.
+        check_name: The rule's own check name, also its column name in the quarantine frame.
+        severity: `"error"` or `"warn"`.
+        description: The rule's docstring, else its rendered constraint (`amount >= 0`), else
+            its name.
+        expression: The polars expression as text (shortened when long).
+        expr: The boolean expression Dataframely evaluates; `False` marks a failing row.
+        distinct_over: For `unique` and primary-key rules: the columns whose combined values
+            must be distinct. Such rules are counted by a grouped count instead of a window
+            expression.
+    """
+
     name: str
-    #: The column the rule belongs to; None for schema-level rules.
     column: str | None
-    #: The rule's own check name, also its column name in the quarantine frame.
     check_name: str
     severity: Severity
-    #: The rule's docstring, else its rendered constraint (`amount >= 0`), else its name.
     description: str
-    #: The polars expression as text (shortened when long).
     expression: str
-    #: The boolean expression Dataframely evaluates; `False` marks a failing row.
     expr: pl.Expr = field(repr=False, compare=False)
-    #: For `unique` and primary-key rules: the columns whose combined values must be
-    #: distinct. Such rules are counted by a grouped count instead of a window expression.
     distinct_over: tuple[str, ...] | None = None
 
 

@@ -82,24 +82,30 @@ class ColumnSchemaError(DagsterDataframelyError):
     """The frame's columns do not match the schema: a column is missing or has another dtype.
 
     The package never casts; the message names `Schema.cast` as the remedy.
+
+    Attributes:
+        mismatches: column -> (expected dtype, actual dtype or None when the column is
+            missing).
     """
 
     def __init__(self, message: str, *, mismatches: Mapping[str, tuple[str, str | None]]):
         super().__init__(message)
-        #: column -> (expected dtype, actual dtype or None when the column is missing)
         self.mismatches = dict(mismatches)
 
 
 class ValidationAbortError(DagsterDataframelyError):
-    """Rows failed `"error"` rules and the asset does not quarantine: nothing was written."""
+    """Rows failed `"error"` rules and the asset does not quarantine: nothing was written.
+
+    Attributes:
+        counts: rule name -> failed rows, for the `"error"` rules that failed.
+        quarantine: the quarantine address, when the invalid rows were written to one.
+    """
 
     def __init__(
         self, message: str, *, counts: Mapping[str, int], quarantine: str | None = None
     ) -> None:
         super().__init__(message)
-        #: rule name -> failed rows, for the `"error"` rules that failed
         self.counts = dict(counts)
-        #: the quarantine address, when the invalid rows were written to one
         self.quarantine = quarantine
 
 

@@ -1,0 +1,449 @@
+"""Every Python block of `docs/*.md` and `README.md` runs, and does what its page says.
+
+A page's first Python block is its setup. Each later block runs after it in a fresh namespace,
+as a reader pastes them; what the block defines (assets, checks, `Definitions`) is materialized
+in a real run, and the outcome the page states for it (`STATED` below: tables written and
+their row counts, failing checks and their severities, the error that fails the run) is
+asserted. A block not meant to run starts with `# Not run: <why>`, visibly, on the page. The
+Component page's `defs.yaml` block is loaded as a real Component.
+"""
+
+from __future__ import annotations
+
+import io
+import pickle
+import re
+from collections.abc import Callable, Mapping
+from contextlib import redirect_stdout
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import polars as pl
+import pytest
+import yaml
+from dagster.components.testing import create_defs_folder_sandbox
+from support import evaluations, materialization, step_error
+
+import dagster_dataframely as dd
+from dagster_dataframely.data import (
+    OrdersSchema,
+    defective_orders,
+    mistyped_orders,
+    storefront_orders,
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+PAGES = sorted([*(ROOT / "docs").glob("*.md"), ROOT / "README.md"])
+_FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+_ANY_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
+_NOT_RUN = re.compile(r"\A# Not run: (\S.*)")
+
+ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
+
+
+@dataclass(frozen=True)
+class Block:
+    page: str
+    heading: str
+    code: str
+
+    @property
+    def id(self) -> str:
+        return f"{self.page}: {self.heading}"
+
+
+def _blocks(path: Path) -> tuple[str, list[Block]]:
+    """The page's setup code and its other Python blocks, each named by the heading it stands
+    under (`#2`, `#3` for a heading's later blocks)."""
+    text = path.read_text()
+    page = path.relative_to(ROOT).as_posix()
+    found: list[tuple[str, str]] = []
+    for match in _FENCE.finditer(text):
+        prose = _ANY_FENCE.sub("", text[: match.start()])  # a `# comment` is no heading
+        headings = re.findall(r"^#+ (.+)$", prose, re.M)
+        found.append((headings[-1] if headings else page, match.group(1)))
+    if not found:
+        return "", []
+    (_, setup), *examples = found
+    blocks: list[Block] = []
+    for heading, code in examples:
+        seen = sum(block.heading.split(" #")[0] == heading for block in blocks)
+        blocks.append(Block(page, f"{heading} #{seen + 1}" if seen else heading, code))
+    return setup, blocks
+
+
+SETUPS = {page.relative_to(ROOT).as_posix(): _blocks(page)[0] for page in PAGES}
+BLOCKS = [block for page in PAGES for block in _blocks(page)[1]]
+RUNNABLE = [block for block in BLOCKS if not _NOT_RUN.match(block.code)]
+
+
+def _run(block: Block, overrides: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """Execute the page's setup, then the block, in one fresh namespace, and return it.
+    `overrides` replace names the setup defined (the data an example reads)."""
+    namespace: dict[str, Any] = {"__name__": "docs_example"}
+    exec(compile(SETUPS[block.page], f"<{block.page} setup>", "exec", dont_inherit=True), namespace)
+    namespace.update(overrides or {})
+    exec(compile(block.code, f"<{block.id}>", "exec", dont_inherit=True), namespace)
+    return namespace
+
+
+# ------------------------------------ a real run ------------------------------------ #
+
+
+@dataclass(frozen=True)
+class Run:
+    """What a page says a run of its example does.
+
+    - `tables`: asset key -> rows the stored table holds (None: not written);
+    - `failed`: the failing checks and their severities; every other check passes;
+    - `error`: the class of the error that fails the run; `message`: words its message has;
+    - `upstream`: what an upstream asset the example reads (`raw_orders`) holds;
+    - `overrides`: names of the page's setup replaced for this run (the example's data);
+    - `columns`: the written table's columns; `metadata`: entries its materialization carries;
+    - `described`: assets whose definition carries the Columns tab.
+    """
+
+    tables: Mapping[str, int | None]
+    failed: Mapping[str, dg.AssetCheckSeverity] = field(default_factory=dict)
+    error: str | None = None
+    upstream: Callable[[], pl.DataFrame] = storefront_orders
+    overrides: Mapping[str, Any] = field(default_factory=dict)
+    message: tuple[str, ...] = ()
+    columns: tuple[str, ...] | None = None
+    metadata: Mapping[str, frozenset[str]] = field(default_factory=dict)
+    described: tuple[str, ...] = ()
+
+
+def _definitions(defined: Mapping[str, Any]) -> tuple[list[Any], dict[str, Any]]:
+    """The assets and checks a block defined, and the resources of its `Definitions`."""
+    for value in defined.values():
+        if isinstance(value, dg.Definitions):
+            return [*(value.assets or ()), *(value.asset_checks or ())], dict(value.resources or {})
+    kinds = (dg.AssetsDefinition, dg.AssetChecksDefinition)
+    return [value for value in defined.values() if isinstance(value, kinds)], {}
+
+
+def _upstreams(definitions: list[Any], frame: Callable[[], pl.DataFrame]) -> list[Any]:
+    """An asset for every input key the block reads but does not define, holding `frame()`."""
+    defined = {key for d in definitions if isinstance(d, dg.AssetsDefinition) for key in d.keys}
+    wanted = {
+        key
+        for d in definitions
+        if isinstance(d, dg.AssetsDefinition)
+        for key in d.keys_by_input_name.values()
+    }
+
+    def upstream(key: dg.AssetKey) -> dg.AssetsDefinition:
+        @dg.asset(key=key)
+        def _upstream() -> pl.DataFrame:
+            return frame()
+
+        return _upstream
+
+    return [upstream(key) for key in sorted(wanted - defined, key=str)]
+
+
+def _stored(resources: Mapping[str, Any], key: str) -> pl.DataFrame | None:
+    """The table the run's IO manager stored for `key`, None if it wrote none."""
+    manager = resources["io_manager"]
+    asset_key = dg.AssetKey.from_user_string(key)
+    if isinstance(manager, dd.ParquetIOManager):
+        path = manager.path_for(asset_key)
+        return pl.read_parquet(str(path)) if path.exists() else None
+    file = Path(manager.base_dir).joinpath(*asset_key.path)
+    if not file.is_file():
+        return None
+    with file.open("rb") as stream:
+        stored = pickle.load(stream)
+    return stored.collect() if isinstance(stored, pl.LazyFrame) else stored
+
+
+def materialize(defined: Mapping[str, Any], run: Run, tmp_path: Path) -> dg.ExecuteInProcessResult:
+    """Materialize what a block defined, and assert the outcome `run` states."""
+    definitions, resources = _definitions(defined)
+    assert definitions, "the block defines nothing to run"
+    resources.setdefault("io_manager", dg.FilesystemIOManager(base_dir=str(tmp_path / "storage")))
+    result = dg.materialize(
+        [*definitions, *_upstreams(definitions, run.upstream)],
+        resources=resources,
+        raise_on_error=False,
+    )
+
+    assert result.success is (run.error is None)
+    if run.error is not None:
+        error, message = step_error(result)
+        assert error == run.error
+        assert all(word in message for word in run.message), message
+    for key, rows in run.tables.items():
+        stored = _stored(resources, key)
+        assert (stored.height if stored is not None else None) == rows, key
+        if run.columns is not None and stored is not None and not key.endswith("_quarantine"):
+            assert tuple(stored.columns) == run.columns
+    checks = evaluations(result)
+    assert checks, "the run reported no check"
+    failing = {name: e.severity for name, e in checks.items() if not e.passed}
+    assert failing == dict(run.failed)
+    for key, entries in run.metadata.items():
+        assert entries <= set(materialization(result, key)), key
+    specs = {
+        key.to_user_string(): spec
+        for d in definitions
+        if isinstance(d, dg.AssetsDefinition)
+        for key, spec in d.specs_by_key.items()
+    }
+    for key in run.described:
+        assert "dagster/column_schema" in specs[key].metadata, key
+    return result
+
+
+# --------------------------------- what each page states -------------------------------- #
+
+ORDERS_COLUMNS = tuple(OrdersSchema.column_names())
+#: The checks `defective_orders()` fails, and their rules' severities.
+DEFECTIVE_FAILS = {
+    "dy_rule__primary_key": ERROR,
+    "dy_rule__line_item_id__unique": ERROR,
+    "dy_rule__order_id__regex": ERROR,
+    "dy_rule__customer_email__nullability": ERROR,
+    "dy_rule__customer_email__check__is_lowercase": ERROR,
+    "dy_rule__amount__min": ERROR,
+    "dy_rule__paid_orders_have_amount": ERROR,
+    "dy_rule__amount__max": WARN,
+    "dy_rule__note__max_length": WARN,
+    "dy_rule__shipped_after_ordered": WARN,
+}
+
+ORDERS_FAILS_AS_WARN = dict.fromkeys(DEFECTIVE_FAILS, WARN)
+#: The checks `payments_frame()` of the Pandera page fails: a zero amount, a long reference.
+PAYMENTS_FAILS = {
+    "dy_rule__amount__min_exclusive": ERROR,
+    "dy_rule__reference__check__str_length": WARN,
+}
+DEFECTIVE_LAZY = {"orders_frame": lambda: defective_orders().lazy()}
+
+
+def _stdout(block: Block) -> tuple[dict[str, Any], str]:
+    """Run the block; return its namespace and what it printed."""
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        namespace = _run(block)
+    return namespace, printed.getvalue()
+
+
+def _direct_invocation_writes_the_quarantine_to_parquet(block: Block, tmp_path: Path) -> None:
+    events = _run(block)["events"]
+
+    (materialized,) = [e for e in events if isinstance(e, dg.MaterializeResult)]
+    assert materialized.value.height == 6
+    assert pl.read_parquet(tmp_path / "quarantine" / "orders_quarantine.parquet").height == 7
+    checks = [e for e in events if isinstance(e, dg.AssetCheckResult)]
+    assert len(checks) == len(dd.wiring.check_specs(OrdersSchema, asset="orders"))
+
+
+def _the_catalogue_prints_one_line_per_rule(block: Block, tmp_path: Path) -> None:
+    lines = _stdout(block)[1].splitlines()
+
+    assert len(lines) == len(dd.wiring.rules(OrdersSchema))
+    assert "dy_rule__amount__min                          error amount >= 0" in lines
+
+
+def _migrated_source_has_the_translations_rules(block: Block, tmp_path: Path) -> None:
+    namespace, printed = _stdout(block)
+    translated, source = namespace["PaymentsSchema"], namespace["source"]
+
+    assert namespace["to_dataframely"](namespace["Payments"]) is translated
+    assert printed == f"{source}\n"
+    migrated: dict[str, Any] = {"__name__": "migrated"}
+    exec(compile(source, "<migrated>", "exec", dont_inherit=True), migrated)
+    catalogue = [(r.name, r.severity) for r in dd.wiring.rules(translated)]
+    assert [(r.name, r.severity) for r in dd.wiring.rules(migrated["Payments"])] == catalogue
+    assert catalogue == [
+        ("payment_id|nullability", "error"),
+        ("payment_id|unique", "error"),
+        ("payment_id|min", "error"),
+        ("amount|nullability", "error"),
+        ("amount|min_exclusive", "error"),
+        ("amount|nan", "error"),
+        ("reference|check__str_length", "warn"),
+    ]
+
+
+Expectation = Run | list[Run] | Callable[[Block, Path], None]
+
+STATED: dict[str, Expectation] = {
+    "README.md: dagster-dataframely": Run({"orders": 12}),
+    "README.md: dagster-dataframely #2": Run({"orders": 12, "orders_quarantine": 0}),
+    "docs/asset.md: Declare one": Run({"sales/orders": 12}),
+    "docs/asset.md: A `MaterializeResult` carries your metadata": Run(
+        {"orders": 12}, metadata={"orders": frozenset({"source", "dagster/row_count"})}
+    ),
+    "docs/asset.md: `None` skips the run": Run(
+        {"orders": None}, upstream=lambda: storefront_orders().clear()
+    ),
+    "docs/validation.md: Every row valid": Run({"orders": 12}),
+    'docs/validation.md: A row breaks an `"error"` rule': Run(
+        {"orders": None},
+        failed=DEFECTIVE_FAILS,
+        error="ValidationAbortError",
+        message=("primary_key", "paid_orders_have_amount", "amount|min"),
+    ),
+    "docs/validation.md: Drop the failing rows yourself": Run(
+        {"orders": 3}, upstream=defective_orders
+    ),
+    "docs/validation.md: The package never casts": Run(
+        {"orders": None},
+        failed={"dy_schema__columns": ERROR},
+        error="ColumnSchemaError",
+        message=("amount: Decimal", "line: Int32", "OrdersSchema.cast"),
+    ),
+    "docs/validation.md: Extra columns are not a mismatch": Run(
+        {"orders": 12},
+        upstream=lambda: storefront_orders().with_columns(channel=pl.lit("web")),
+        columns=ORDERS_COLUMNS,
+    ),
+    "docs/validation.md: Casting is your call": Run({"orders": 12}, upstream=mistyped_orders),
+    "docs/quarantine.md: Valid rows to the table, the others aside": Run(
+        {"orders": 6, "orders_quarantine": 7},
+        failed=ORDERS_FAILS_AS_WARN,
+        metadata={"orders": frozenset({"dy_quarantine", "dy_quarantined_rows", "invalid_by_rules"})},
+    ),
+    "docs/quarantine.md: Where it is written": _direct_invocation_writes_the_quarantine_to_parquet,
+    "docs/quarantine.md: When every row is invalid": Run(
+        {"orders": None, "orders_quarantine": 2},
+        failed={"dy_rule__primary_key": ERROR, "dy_rule__line_item_id__unique": ERROR},
+        error="NoValidRowsError",
+        message=("orders_quarantine",),
+    ),
+    "docs/severity.md: On the schema: `@dd.warn`": Run(
+        {"payments": 3},
+        failed={"dy_rule__amount__max": WARN, "dy_rule__note__max_length": WARN},
+    ),
+    "docs/severity.md: For one asset: `warn=`": Run(
+        {"orders": 12}, failed={"dy_rule__customer_email__check__is_lowercase": WARN}
+    ),
+    "docs/settings.md: Check granularity": Run(
+        {"orders": None},
+        failed={
+            "dy_col__order_id": ERROR,
+            "dy_col__line_item_id": ERROR,
+            "dy_col__customer_email": ERROR,
+            "dy_col__amount": ERROR,
+            "dy_col__note": WARN,
+            "dy_schema__rules": ERROR,
+        },
+        error="ValidationAbortError",
+    ),
+    "docs/sidecar.md: Checks beside an asset you have": Run(
+        {"orders": 13},
+        failed={
+            **DEFECTIVE_FAILS,
+            "dy_rule__customer_email__nullability": WARN,
+            "dy_rule__customer_email__check__is_lowercase": WARN,
+        },
+        error="DagsterAssetCheckFailedError",
+    ),
+    "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
+        {"orders": 12, "customers": 8}, described=("orders",)
+    ),
+    "docs/hand-wiring.md: The rule catalogue": _the_catalogue_prints_one_line_per_rule,
+    "docs/hand-wiring.md: `dd.asset`, assembled by hand": [
+        Run({"orders": 12, "orders_quarantine": 0}, described=("orders",)),
+        Run(
+            {"orders": 6, "orders_quarantine": 7},
+            failed=ORDERS_FAILS_AS_WARN,
+            overrides=DEFECTIVE_LAZY,
+        ),
+    ],
+    "docs/hand-wiring.md: Checks in a step of their own": [
+        Run({"orders": 12}, described=("orders",)),
+        Run({"orders": 13}, failed=ORDERS_FAILS_AS_WARN, overrides=DEFECTIVE_LAZY),
+    ],
+    "docs/hand-wiring.md: Without this package": [
+        Run({"orders": 12, "orders_quarantine": None}, described=("orders",)),
+        Run(
+            {"orders": 3, "orders_quarantine": 10},
+            failed=ORDERS_FAILS_AS_WARN,
+            overrides=DEFECTIVE_LAZY,
+        ),
+    ],
+    "docs/hand-wiring.md: Or, with the package": Run({"orders": 12}),
+    "docs/pandera.md: Translate, then migrate": _migrated_source_has_the_translations_rules,
+    "docs/pandera.md: Checks beside an asset you have": Run(
+        {"payments": 4},
+        failed=PAYMENTS_FAILS,
+        error="DagsterAssetCheckFailedError",
+        described=("payments",),
+    ),
+    "docs/pandera.md: A gated write": Run(
+        {"clean_payments": 3, "clean_payments_quarantine": 1},
+        failed=dict.fromkeys(PAYMENTS_FAILS, WARN),
+    ),
+}
+
+
+# ----------------------------------------- tests ---------------------------------------- #
+
+
+def test_every_runnable_block_has_a_stated_outcome_and_every_outcome_a_block():
+    assert sorted(block.id for block in RUNNABLE) == sorted(STATED)
+
+
+def test_a_block_not_run_says_why_and_such_blocks_stay_rare():
+    skipped = [block for block in BLOCKS if _NOT_RUN.match(block.code)]
+    assert len(skipped) <= 3, [block.id for block in skipped]
+
+
+def test_every_code_block_is_python_or_marked_as_another_language():
+    # An unmarked or `py` fence would be skipped silently: name the language, always.
+    for page in PAGES:
+        languages = re.findall(r"^```(\S*)\n(?:.*?)^```", page.read_text(), re.S | re.M)
+        assert set(languages) <= {"python", "sh", "text", "yaml"}, page
+
+
+def test_setup_blocks_define_nothing_to_run():
+    for page, setup in SETUPS.items():
+        namespace: dict[str, Any] = {"__name__": "docs_example"}
+        exec(compile(setup, f"<{page} setup>", "exec", dont_inherit=True), namespace)
+        assert not _definitions(namespace)[0], page
+
+
+def test_the_components_defs_yaml_builds_the_checks_its_page_states():
+    text = (ROOT / "docs" / "component.md").read_text()
+    (block,) = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
+    defs_yaml = yaml.safe_load(block)
+
+    with (
+        create_defs_folder_sandbox() as sandbox,
+        sandbox.load_component_and_build_defs(
+            defs_path=sandbox.scaffold_component(
+                component_cls=dd.SchemaChecksComponent,
+                defs_path="quality",
+                defs_yaml_contents=defs_yaml,
+            )
+        ) as (_, defs),
+    ):
+        steps = {
+            checks.node_def.name: {spec.name: spec.blocking for spec in checks.check_specs}
+            for checks in defs.asset_checks or []
+        }
+
+    assert set(steps) == {"orders__dy_checks", "raw__orders__dy_checks"}
+    orders, raw = steps["orders__dy_checks"], steps["raw__orders__dy_checks"]
+    assert orders["dy_col__amount"] and not orders["dy_col__note"]
+    assert "dy_schema__rules" in orders
+    assert "dy_rule__amount__min" in raw
+    assert {name for name, blocking in raw.items() if blocking} == {"dy_schema__columns"}
+
+
+@pytest.mark.parametrize("block", RUNNABLE, ids=lambda block: block.id)
+def test_every_block_does_what_its_page_says(block: Block, tmp_path: Path, monkeypatch):
+    # Relative paths in an example (a `base_dir`, a `quarantine_dir`) land in the test's folder.
+    monkeypatch.chdir(tmp_path)
+    stated = STATED[block.id]
+    if callable(stated):
+        stated(block, tmp_path)
+        return
+    for index, run in enumerate(stated if isinstance(stated, list) else [stated]):
+        materialize(_run(block, run.overrides), run, tmp_path / f"run{index}")

@@ -9,6 +9,7 @@ from types import ModuleType
 
 from . import data, errors, wiring
 from ._asset import asset
+from ._collection import collection_checks
 from ._component import SchemaChecksComponent
 from ._definitions import with_schemas
 from ._severity import warn
@@ -19,6 +20,7 @@ __all__ = [
     "ParquetIOManager",
     "SchemaChecksComponent",
     "asset",
+    "collection_checks",
     "data",
     "errors",
     "pandera",

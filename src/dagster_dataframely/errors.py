@@ -9,11 +9,13 @@ from collections.abc import Mapping
 
 __all__ = [
     "CheckNameCollisionError",
+    "CollectionMemberError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
     "InvalidCheckNameError",
     "InvalidSettingError",
     "InvalidSeverityError",
+    "MemberPartitionsError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "ReservedColumnError",
@@ -57,6 +59,15 @@ class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
 
 class UnknownAssetError(DagsterDataframelyError, ValueError):
     """`dd.with_schemas` names an asset key the Definitions do not declare."""
+
+
+class CollectionMemberError(DagsterDataframelyError, ValueError):
+    """`members=` of `dd.collection_checks` names a member the collection lacks, or misses a
+    required one."""
+
+
+class MemberPartitionsError(DagsterDataframelyError, ValueError):
+    """The members of a collection's checks are partitioned differently (or some not at all)."""
 
 
 # ------------------------------------- run time ------------------------------------- #

@@ -86,3 +86,35 @@ def shop_frames() -> dict[str, pl.DataFrame]:
             schema=OrderLines.create_empty().schema,
         ),
     }
+
+
+class Returns(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    reason = dy.String(nullable=True)
+
+
+class ShopWithReturns(Shop):
+    """`Shop` with an optional member, which the checks may leave out."""
+
+    returns: dy.LazyFrame[Returns] | None
+
+    @dy.filter()
+    def returns_have_orders(self) -> pl.LazyFrame:
+        """Returned orders exist (without returns, every order is kept)."""
+        if self.returns is None:
+            return self.orders
+        return self.orders.join(self.returns, on="order_id", how="semi")
+
+
+def unkeyed_collection() -> type[dy.Collection]:
+    """Define a collection whose members share no primary key column, yet have a filter."""
+
+    class Unkeyed(dy.Collection):
+        customers: dy.LazyFrame[Customers]
+        orders: dy.LazyFrame[Orders]
+
+        @dy.filter()
+        def anything(self) -> pl.LazyFrame:
+            return self.orders
+
+    return Unkeyed

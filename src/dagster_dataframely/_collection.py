@@ -10,8 +10,9 @@ time; the evaluation is `_collection_evaluate`.
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -100,6 +101,37 @@ def collection_checks(
             yield from collection_results(run, frames, set(context.selected_asset_check_keys))
 
     return _checks
+
+
+def declared_collection_checks(
+    collection: type[dy.Collection],
+    members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    *,
+    specs: Mapping[dg.AssetKey, dg.AssetSpec],
+    checked: Collection[dg.AssetKey],
+    **settings: Any,
+) -> tuple[dg.AssetChecksDefinition, dict[dg.AssetKey, type[dy.Schema]]]:
+    """`collection_checks` for members that Definitions declare (`specs`), as `with_schemas`
+    and the Component build them: members in `checked` (which have checks of their own) keep
+    them, the members' partitions come from their specs and must agree. Also returns the
+    schema of each other member, for its Columns tab."""
+    keys = {member: _key(asset) for member, asset in members.items()}
+    partitions = {key: specs[key].partitions_def for key in keys.values() if key in specs}
+    if len(set(partitions.values())) > 1:
+        first = next(iter(partitions.values()))
+        differing = {k.to_user_string(): p for k, p in partitions.items() if p != first}
+        raise MemberPartitionsError(
+            f"Collection {collection.__name__}: " + partitions_message(differing, first)
+        )
+    checks = collection_checks(
+        collection,
+        members=members,
+        skip_schema_checks=[member for member, key in keys.items() if key in checked],
+        partitions_def=next(iter(partitions.values()), None),
+        **settings,
+    )
+    schemas = collection.member_schemas()
+    return checks, {key: schemas[m] for m, key in keys.items() if key not in checked}
 
 
 def collection_run(

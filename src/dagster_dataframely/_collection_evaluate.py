@@ -30,7 +30,7 @@ import polars as pl
 
 from ._catalogue import Rule, rules
 from ._dataframely import collection_filters, collection_instance
-from ._evaluate import Evaluation, rule_columns
+from ._evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
 from ._naming import COLUMN_SCHEMA_CHECK
 from ._results import column_schema_results, evaluate_schema, results
 from ._settings import CheckSettings
@@ -38,7 +38,6 @@ from ._specs import Check, plan
 from .errors import ColumnSchemaError
 
 _ROWS = "__dy_rows"
-_SAMPLE_COLUMNS = 8
 
 
 @dataclass(frozen=True)
@@ -92,7 +91,6 @@ def collection_results(
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
     valid: dict[str, pl.LazyFrame] = {}
-    row_counts: dict[str, int] = {}
     for member in run.members:
         catalogue = rules(member.schema)
         planned = [
@@ -109,9 +107,8 @@ def collection_results(
         )
         yield from results(planned, evaluation, asset_key=member.key)
         valid[member.name] = valid_rows(lf, catalogue, evaluation.failed)
-        row_counts[member.name] = evaluation.row_count
     if wanted:
-        yield from _filter_results(run, valid, row_counts, wanted)
+        yield from _filter_results(run, valid, wanted)
 
 
 def valid_rows(
@@ -133,70 +130,69 @@ def valid_rows(
     for rule in failing:
         if rule.distinct_over is not None:
             keys = list(rule.distinct_over)
-            repeated = (
-                lf.group_by(keys).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1).drop(_ROWS)
-            )
-            kept = kept.join(repeated, on=keys, how="anti", nulls_equal=True)
+            kept = kept.join(_repeated_keys(lf, rule), on=keys, how="anti", nulls_equal=True)
     return kept
 
 
-def removed_rows(
+def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
+    """The keys of a failed `unique`/primary-key rule that more than one row holds. As the
+    evaluator counts them: only rows whose key hash repeats are grouped, so memory grows
+    with the rows (8 bytes each), not with the distinct keys."""
+    keys = rule.distinct_over or ()
+    if _hashable(lf.collect_schema(), keys):
+        hashes = _repeated_hashes(lf, keys).collect(engine="streaming")
+        lf = _with_hashes(lf, rule, hashes)
+    repeated = lf.group_by(list(keys)).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
+    return repeated.drop(_ROWS).collect(engine="streaming").lazy()
+
+
+def kept_keys(
     collection: type[dy.Collection], valid: Mapping[str, pl.LazyFrame]
-) -> dict[tuple[str, str], pl.LazyFrame]:
-    """(filter, member) -> the valid rows of the member that the filter removes, for every
-    filter and every member not ignored in filters. The filters' kept keys are collected."""
+) -> dict[str, pl.Series]:
+    """filter name -> the common primary keys it keeps (a struct Series for a composite
+    key), the filters run on the members' valid rows; collected, one row per kept row."""
     key = collection.common_primary_key()
     instance = collection_instance(collection, dict(valid))
     logic = collection_filters(collection)
-    kept = dict(
-        zip(
-            logic,
-            pl.collect_all(
-                [f(instance).lazy().select(key) for f in logic.values()], engine="streaming"
-            ),
-            strict=True,
-        )
+    kept = pl.collect_all(
+        [
+            f(instance).lazy().select(pl.struct(key) if len(key) > 1 else key)
+            for f in logic.values()
+        ],
+        engine="streaming",
     )
-    ignored = collection.ignored_members()
-    return {
-        (name, member): frame.join(kept[name].lazy(), on=key, how="anti")
-        for name in logic
-        for member, frame in valid.items()
-        if member not in ignored
-    }
+    return {name: frame.to_series() for name, frame in zip(logic, kept, strict=True)}
+
+
+def filter_membership(rule: Rule, key: Sequence[str], kept: pl.Series) -> Rule:
+    """`rule` (a filter's record) with the expression the evaluator counts: `False` where a
+    row's key is not among the kept keys. A null key is never kept, as in Dataframely's join."""
+    column = pl.struct(key) if len(key) > 1 else pl.col(key[0])
+    return replace(rule, expr=column.is_in(kept.implode()).fill_null(False))
 
 
 def _filter_results(
     run: CollectionRun,
     valid: Mapping[str, pl.LazyFrame],
-    row_counts: Mapping[str, int],
     wanted: Sequence[tuple[Rule, Member]],
 ) -> Iterator[dg.AssetCheckResult]:
-    removed = removed_rows(run.collection, valid)
-    limit = run.settings.max_failure_samples
-    pairs = [(rule, member, removed[rule.name, member.name]) for rule, member in wanted]
-    collected = pl.collect_all(
-        [
-            query
-            for _, member, rows in pairs
-            for query in (rows.select(pl.len().alias(_ROWS)), _sample(rows, member, limit))
-        ],
-        engine="streaming",
-    )
-    for index, (rule, member, _) in enumerate(pairs):
-        count = int(collected[2 * index][_ROWS][0])
-        evaluation = Evaluation(
-            row_count=row_counts[member.name],
-            failed={rule.name: count},
-            samples={rule.name: collected[2 * index + 1]} if count and limit else {},
+    """Each filter is a rule on a member's valid rows, evaluated by the one evaluator: one
+    streaming pass per member counts every filter, then the removed rows are sampled."""
+    kept = kept_keys(run.collection, valid)
+    key = run.collection.common_primary_key()
+    for member in run.members:
+        mine = [rule for rule, m in wanted if m is member]
+        if not mine:
+            continue
+        evaluation = evaluate(
+            valid[member.name],
+            [filter_membership(rule, key, kept[rule.name]) for rule in mine],
+            max_failure_samples=run.settings.max_failure_samples,
+            identify=member.schema.primary_key(),
         )
-        yield from results([Check(rule.check_name, (rule,))], evaluation, asset_key=member.key)
-
-
-def _sample(rows: pl.LazyFrame, member: Member, limit: int) -> pl.LazyFrame:
-    """Up to `limit` rows, the member's primary key first, a few columns."""
-    columns = list(dict.fromkeys([*member.schema.primary_key(), *member.schema.column_names()]))
-    return rows.select(columns[:_SAMPLE_COLUMNS]).head(limit)
+        yield from results(
+            [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key
+        )
 
 
 def _columns(

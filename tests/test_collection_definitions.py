@@ -2,15 +2,15 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 import pytest
-from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
+from dagster.components.testing import create_defs_folder_sandbox
 from shop import MEMBERS, SHOP_FAILURES, Orders, Shop, shop_frames
+from test_component import _component
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -99,26 +99,12 @@ def test_members_partitioned_differently_are_refused_when_defined(tmp_path: Path
 # ------------------------------------- Component ------------------------------------- #
 
 
-@pytest.fixture
-def sandbox() -> Iterator[DefsFolderSandbox]:
+def test_the_component_builds_collection_checks_from_yaml(tmp_path: Path) -> None:
     with create_defs_folder_sandbox() as sandbox:
-        yield sandbox
+        _collection_component_runs(sandbox, tmp_path)
 
 
-def _component(sandbox: DefsFolderSandbox, attributes: dict[str, Any]) -> Path:
-    return sandbox.scaffold_component(
-        component_cls=dd.SchemaChecksComponent,
-        defs_path="quality",
-        defs_yaml_contents={
-            "type": "dagster_dataframely.SchemaChecksComponent",
-            "attributes": attributes,
-        },
-    )
-
-
-def test_the_component_builds_collection_checks_from_yaml(
-    sandbox: DefsFolderSandbox, tmp_path: Path
-) -> None:
+def _collection_component_runs(sandbox: Any, tmp_path: Path) -> None:
     path = _component(
         sandbox,
         {
@@ -136,12 +122,16 @@ def test_the_component_builds_collection_checks_from_yaml(
         assert not specs["orders", "dy_filter__order_has_lines"].blocking
 
 
-def test_a_component_entry_with_a_missing_member_names_the_file(sandbox: DefsFolderSandbox) -> None:
-    path = _component(
-        sandbox, {"checks": [], "collections": [{"collection": "shop:Shop", "members": {}}]}
-    )
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
+def test_a_component_entry_with_a_missing_member_names_the_file() -> None:
+    with create_defs_folder_sandbox() as sandbox:
+        path = _component(
+            sandbox, {"checks": [], "collections": [{"collection": "shop:Shop", "members": {}}]}
+        )
+        with (
+            pytest.raises(Exception) as raised,
+            sandbox.load_component_and_build_defs(defs_path=path),
+        ):
+            pass
     error = raised.value.__cause__
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)

@@ -17,48 +17,29 @@ from dagster_dataframely._schema_version import schema_version
 from dagster_dataframely.data import OrdersSchema, storefront_orders
 
 
+def _schema(
+    *, key: type = dy.Int64, nullable: bool = True, odd: int = -1, rule: bool = False
+) -> type[dy.Schema]:
+    """A small schema; each argument changes what it accepts. `odd` replaces one value in
+    the middle of a 500-value list, which `str()` of the expression cuts."""
+    codes = [f"c{i}" if i != odd else "x" for i in range(500)]
+    body: dict[str, object] = {
+        "id": key(primary_key=True),
+        "code": dy.String(nullable=nullable, check=lambda c: c.is_in(codes)),
+    }
+    if rule:
+        body["small_ids"] = dy.rule()(lambda cls: pl.col("id") < 10)
+    return type("Variant", (dy.Schema,), body)
+
+
 def _schemas() -> dict[str, type[dy.Schema]]:
-    """Variants of one small schema; every one but `same` changes what it accepts."""
-
-    class Base(dy.Schema):
-        id = dy.Int64(primary_key=True)
-        code = dy.String(nullable=True, check=lambda c: c.is_in([f"c{i}" for i in range(500)]))
-
-    class Same(dy.Schema):
-        id = dy.Int64(primary_key=True)
-        code = dy.String(nullable=True, check=lambda c: c.is_in([f"c{i}" for i in range(500)]))
-
-    class Dtype(dy.Schema):
-        id = dy.Int32(primary_key=True)
-        code = dy.String(nullable=True, check=lambda c: c.is_in([f"c{i}" for i in range(500)]))
-
-    class Nullable(dy.Schema):
-        id = dy.Int64(primary_key=True)
-        code = dy.String(nullable=False, check=lambda c: c.is_in([f"c{i}" for i in range(500)]))
-
-    class LongListMiddle(dy.Schema):
-        # `str()` of this expression cuts the list: only the whole plan tells them apart.
-        id = dy.Int64(primary_key=True)
-        code = dy.String(
-            nullable=True,
-            check=lambda c: c.is_in([f"c{i}" if i != 250 else "x" for i in range(500)]),
-        )
-
-    class Rule(dy.Schema):
-        id = dy.Int64(primary_key=True)
-        code = dy.String(nullable=True, check=lambda c: c.is_in([f"c{i}" for i in range(500)]))
-
-        @dy.rule()
-        def small_ids(cls) -> pl.Expr:
-            return pl.col("id") < 10
-
     return {
-        "base": Base,
-        "same": Same,
-        "dtype": Dtype,
-        "nullable": Nullable,
-        "list": LongListMiddle,
-        "rule": Rule,
+        "base": _schema(),
+        "same": _schema(),
+        "dtype": _schema(key=dy.Int32),
+        "nullable": _schema(nullable=False),
+        "list": _schema(odd=250),
+        "rule": _schema(rule=True),
     }
 
 

@@ -7,11 +7,11 @@ does not return. Here the same happens lazily:
 1. each member's rules are evaluated by the one evaluator (`evaluate_schema`): streaming
    counts, the member's own check results from them;
 2. a member's valid rows are a lazy plan: a row filter on the rules that failed any row and
-   an anti join on the keys a failed `unique`/primary-key rule repeats (a valid table, the
-   usual case, is read as it is);
+   an anti join on the keys a failed `unique`/primary-key rule repeats, found through the
+   evaluator's key hashes (a valid table, the usual case, is read as it is);
 3. each filter's kept keys are collected (memory in the number of keys, like a `unique`
-   rule), and a filter's removed rows on a member are an anti join of its valid rows on
-   them: a count and a bounded sample, never the whole member.
+   rule); on each member, a filter is then a rule "the row's key is kept", and the
+   evaluator counts every filter in one streaming pass and samples the removed rows.
 
 A row is counted once per filter that removes it. A filter that returns a key twice makes
 `Collection.filter` duplicate the member's row (Dataframely's docs warn against it); here

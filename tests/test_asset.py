@@ -10,6 +10,7 @@ import pytest
 from support import evaluations, failure_text, logs, materialization
 
 import dagster_dataframely as dd
+from dagster_dataframely._schema_version import schema_version
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 from dagster_dataframely.errors import (
     InvalidSettingError,
@@ -54,7 +55,7 @@ def test_it_is_an_asset_with_the_schemas_columns_tab_and_check_specs():
     assert spec.tags["domain"] == "sales"
     assert spec.owners == ["team:finance"]
     assert spec.kinds == {"polars"}
-    assert spec.code_version == "3"
+    assert spec.code_version == f"3+schema.{schema_version(OrdersSchema)}"
     assert orders.get_io_manager_key_for_asset_key(spec.key) == "warehouse"
     assert spec.metadata["owner"] == "finance"
     assert spec.metadata["dagster/column_schema"] == COLUMN_SCHEMA  # the schema's entry wins

@@ -307,7 +307,9 @@ STATED: dict[str, Expectation] = {
     "docs/quarantine.md: Valid rows to the table, the others aside": Run(
         {"orders": 6, "orders_quarantine": 7},
         failed=ORDERS_FAILS_AS_WARN,
-        metadata={"orders": frozenset({"dy_quarantine", "dy_quarantined_rows", "invalid_by_rules"})},
+        metadata={
+            "orders": frozenset({"dy_quarantine", "dy_quarantined_rows", "invalid_by_rules"})
+        },
     ),
     "docs/quarantine.md: Where it is written": _direct_invocation_writes_the_quarantine_to_parquet,
     "docs/quarantine.md: When every row is invalid": Run(

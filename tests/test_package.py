@@ -7,7 +7,15 @@ import pytest
 
 import dagster_dataframely as dd
 
-ROOT = ["asset", "schema_checks", "with_schemas", "warn", "ParquetIOManager"]
+ROOT = [
+    "asset",
+    "schema_checks",
+    "with_schemas",
+    "warn",
+    "ParquetIOManager",
+    "collection_checks",
+    "testing",
+]
 WIRING = [
     "schema_metadata",
     "table_schema",
@@ -35,6 +43,8 @@ ERRORS = [
     "InvalidSeverityError",
     "InvalidSettingError",
     "UnsupportedSchemaError",
+    "CollectionMemberError",
+    "MemberPartitionsError",
 ]
 
 

@@ -7,8 +7,9 @@ compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
 from importlib import import_module
 from types import ModuleType
 
-from . import data, errors, wiring
+from . import data, errors, testing, wiring
 from ._asset import asset
+from ._collection import collection_checks
 from ._component import SchemaChecksComponent
 from ._definitions import with_schemas
 from ._severity import warn
@@ -19,10 +20,12 @@ __all__ = [
     "ParquetIOManager",
     "SchemaChecksComponent",
     "asset",
+    "collection_checks",
     "data",
     "errors",
     "pandera",
     "schema_checks",
+    "testing",
     "warn",
     "wiring",
     "with_schemas",

@@ -29,6 +29,7 @@ from ._quarantine import (
     file_writer,
     validate_quarantine_key,
 )
+from ._schema_version import code_version
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
 from ._severity import warn_names
@@ -60,8 +61,10 @@ def asset(
     data: nothing is written and the run succeeds). Rows failing an `"error"` rule fail the
     run; with `quarantine=True` (spelled `filter=True` too) they are written to the
     quarantine `<name>_quarantine` and the other rows to the table. Every other keyword goes
-    to `@dg.asset`. Settings left `None` come from `DAGSTER_DATAFRAMELY_<NAME>`, else their
-    defaults (`quarantine` False, `statistics` True, `row_sample` 5, ...).
+    to `@dg.asset`; `code_version` is combined with a hash of the schema (`1+schema.<hash>`),
+    so a changed schema marks the asset changed. Settings left `None` come from
+    `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False, `statistics`
+    True, `row_sample` 5, ...).
 
     Example:
         ```python
@@ -118,6 +121,9 @@ def asset(
                 },
                 "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
                 "output_required": False,
+                "code_version": code_version(
+                    gate.schema, warn=gate.warn, user=asset_kwargs.get("code_version")
+                ),
             }
         )(gate.body(fn, key))
         return built

@@ -8,9 +8,13 @@ attributes:
     - asset: orders
       schema: my_pkg.schemas:Orders
       warn: [note]
+  collections:                     # optional: cross-table checks of a dy.Collection
+    - collection: my_pkg.schemas:Shop
+      members: {orders: orders, lines: order_lines}
 ```
 
-Each entry becomes one `dd.schema_checks`. A bad entry (a schema reference that does not
+Each entry of `checks` becomes one `dd.schema_checks`, each of `collections` one
+`dd.collection_checks`. A bad entry (a schema reference that does not
 import, an unknown rule in `warn`) fails when the component loads, with Dagster's pointer to
 the file and line of the entry.
 """
@@ -19,7 +23,7 @@ the file and line of the entry.
 import importlib
 import textwrap
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any, Literal
@@ -29,6 +33,7 @@ import dataframely as dy
 from pydantic import BaseModel
 
 from ._asset_keys import parse_asset_key
+from ._collection import collection_checks
 from ._schemas import as_dataframely
 from ._sidecar import schema_checks
 from .errors import DagsterDataframelyError, UnsupportedSchemaError
@@ -39,17 +44,33 @@ SchemaRules = Literal["collapsed", "per_rule"]
 
 def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
     """The schema a `package.module:Class` reference names."""
+    return as_dataframely(_imported("schema", reference))
+
+
+def _import_collection(context: dg.ResolutionContext, reference: str) -> type[dy.Collection]:
+    """The `dy.Collection` a `package.module:Class` reference names."""
+    target = _imported("collection", reference)
+    if not (isinstance(target, type) and issubclass(target, dy.Collection)):
+        raise UnsupportedSchemaError(
+            f"collection: {reference!r} is not a dataframely.Collection subclass. Name a "
+            "collection here; a single table's schema goes in `checks:`."
+        )
+    return target
+
+
+def _imported(field: str, reference: str) -> Any:
+    """The object a `package.module:Class` reference in YAML field `field` names."""
     module_name, colon, attribute = reference.partition(":")
     if not colon or not module_name or not attribute:
         raise UnsupportedSchemaError(
-            f"schema: {reference!r} is not a schema reference. Write 'package.module:Class', "
+            f"{field}: {reference!r} is not a reference. Write 'package.module:Class', "
             "e.g. 'my_project.schemas:Orders'."
         )
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
         raise UnsupportedSchemaError(
-            f"schema: {reference!r} cannot be imported: module {module_name!r} was not found "
+            f"{field}: {reference!r} cannot be imported: module {module_name!r} was not found "
             f"({error}). Check the module path and that its package is installed in the "
             "project's environment."
         ) from None
@@ -57,11 +78,11 @@ def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Sch
     for part in attribute.split("."):
         if not hasattr(target, part):
             raise UnsupportedSchemaError(
-                f"schema: {reference!r} cannot be imported: module {module_name!r} has no "
+                f"{field}: {reference!r} cannot be imported: module {module_name!r} has no "
                 f"{attribute!r}. Check the class name after the ':'."
             )
         target = getattr(target, part)
-    return as_dataframely(target)
+    return target
 
 
 @dataclass
@@ -97,6 +118,29 @@ class SchemaCheck(dg.Resolvable):
     @classmethod
     def model(cls) -> type[BaseModel]:
         return _quiet_model(super().model)
+
+
+@dataclass
+class CollectionCheck(dg.Resolvable):
+    """A collection and the asset that stores each of its members."""
+
+    collection: Annotated[
+        type[dy.Collection],
+        dg.Resolver(
+            _import_collection,
+            model_field_type=str,
+            description="The dataframely.Collection, as 'package.module:Class'.",
+            examples=["my_project.schemas:Shop"],
+        ),
+    ]
+    members: Mapping[str, str]
+    warn: Sequence[str] = ()
+    blocking: bool | None = None
+    skip_schema_checks: Sequence[str] = ()
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+    name: str | None = None
 
 
 class SchemaChecksScaffolder(dg.Scaffolder):
@@ -139,6 +183,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     """
 
     checks: Sequence[SchemaCheck]
+    collections: Sequence[CollectionCheck] = ()
     blocking: bool | None = None
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None
@@ -159,9 +204,32 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
         return dg.Definitions(
             asset_checks=[
-                self._build(index, entry, context) for index, entry in enumerate(self.checks)
+                *(self._build(index, entry, context) for index, entry in enumerate(self.checks)),
+                *(
+                    self._build_collection(index, entry, context)
+                    for index, entry in enumerate(self.collections)
+                ),
             ]
         )
+
+    def _build_collection(
+        self, index: int, entry: CollectionCheck, context: dg.ComponentLoadContext
+    ) -> dg.AssetChecksDefinition:
+        try:
+            return collection_checks(
+                entry.collection,
+                members=entry.members,
+                name=entry.name,
+                warn=tuple(entry.warn),
+                blocking=_first(entry.blocking, self.blocking),
+                skip_schema_checks=tuple(entry.skip_schema_checks),
+                check_granularity=entry.check_granularity or self.check_granularity,
+                schema_rules=entry.schema_rules or self.schema_rules,
+                max_failure_samples=_first(entry.max_failure_samples, self.max_failure_samples),
+            )
+        except DagsterDataframelyError as error:
+            where = f"{context.path / 'defs.yaml'}: collections[{index}] "
+            raise _relabelled(error, f"{where}({entry.collection.__name__}): {error}") from None
 
     def _build(
         self, index: int, entry: SchemaCheck, context: dg.ComponentLoadContext
@@ -198,6 +266,11 @@ def _located(error: Exception, file: Path, index: int, entry: SchemaCheck) -> Ex
         f"{file}: checks[{index}] (asset {entry.asset.to_user_string()}, schema "
         f"{entry.schema.__name__}): {error}"
     )
+    return _relabelled(error, message)
+
+
+def _relabelled(error: Exception, message: str) -> Exception:
+    """`error`, of the same class, with `message`."""
     try:
         return type(error)(message)
     except TypeError:  # an error type whose constructor takes more than a message

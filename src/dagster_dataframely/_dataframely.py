@@ -7,6 +7,10 @@ Two facts are read here, each pinned by `tests/test_dataframely_private.py`:
   evaluates, by name, in order. Check names, counts and quarantine columns rest on it.
 - A `@dy.rule` function stays on the schema class as a `RuleFactory` whose
   `validation_fn` is the decorated function: rule descriptions come from its docstring.
+- `Collection._filters()`: every `@dy.filter` of a collection by name, each a `Filter` whose
+  `logic` is the decorated function (collection filter checks and their descriptions).
+- `Collection._init(frames)`: the collection instance `Collection.filter` hands its filters,
+  built from member frames without validating them (filters run on the valid rows).
 """
 
 from __future__ import annotations
@@ -41,3 +45,14 @@ def rule_owner(rule: str, columns: list[str]) -> tuple[str | None, str]:
         return None, rule
     column = max(owners, key=len)
     return column, rule[len(column) + 1 :]
+
+
+def collection_filters(collection: type[dy.Collection]) -> dict[str, Callable[[Any], pl.LazyFrame]]:
+    """Every `@dy.filter` of `collection`: name -> the decorated function, in definition order."""
+    return {name: f.logic for name, f in collection._filters().items()}
+
+
+def collection_instance(collection: type[dy.Collection], frames: dict[str, pl.LazyFrame]) -> Any:
+    """The collection instance a filter receives, over `frames` (absent optional members are
+    None), as `Collection.filter` builds it: no validation, no copy."""
+    return collection._init(frames)

@@ -10,8 +10,10 @@ import warnings
 from collections.abc import Mapping, Sequence
 
 import dagster as dg
+import dataframely as dy
 
 from ._asset_keys import parse_asset_key
+from ._collection import declared_collection_checks
 from ._metadata import schema_metadata
 from ._schemas import SchemaLike, as_dataframely
 from ._sidecar import schema_checks
@@ -22,7 +24,7 @@ _LISTED_KEYS = 50
 
 def with_schemas(
     defs: dg.Definitions,
-    schemas: Mapping[str | dg.AssetKey, SchemaLike],
+    schemas: Mapping[str | dg.AssetKey | type[dy.Collection], SchemaLike],
     *,
     warn: str | Sequence[str] = (),
     blocking: bool | None = None,
@@ -37,20 +39,45 @@ def with_schemas(
     named asset shows its schema in the Columns tab and gets `dd.schema_checks` with the given
     settings; a partitioned asset's checks take its `partitions_def` unless one is given.
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
+    An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
+    assets; a member with a schema entry of its own keeps that entry's checks.
 
     Example:
         ```python
         defs = dd.with_schemas(dg.Definitions(assets=[orders]), {"orders": Orders})
         ```
     """
-    by_key = {
-        parse_asset_key(key, argument="with_schemas key"): as_dataframely(schema)
-        for key, schema in schemas.items()
-    }
+    collections: dict[type[dy.Collection], Mapping[str, str | dg.AssetKey]] = {}
+    by_key: dict[dg.AssetKey, type[dy.Schema]] = {}
+    for key, value in schemas.items():
+        if isinstance(key, type) and issubclass(key, dy.Collection):
+            collections[key] = value  # type: ignore[assignment]  # a collection entry
+        else:
+            by_key[parse_asset_key(key, argument="with_schemas key")] = as_dataframely(value)
     specs = _declared_specs(defs)
-    unknown = [key for key in by_key if key not in specs]
+    members = [
+        parse_asset_key(key, argument="with_schemas key")
+        for entry in collections.values()
+        for key in entry.values()
+    ]
+    unknown = list(dict.fromkeys(key for key in [*by_key, *members] if key not in specs))
     if unknown:
         raise UnknownAssetError(_unknown_message(unknown, list(specs)))
+    collection_checks, by_collection = [], set[dg.AssetKey]()
+    for collection, entry in collections.items():
+        built, member_schemas = declared_collection_checks(
+            collection,
+            entry,
+            specs=specs,
+            checked=set(by_key),
+            blocking=blocking,
+            check_granularity=check_granularity,
+            schema_rules=schema_rules,
+            max_failure_samples=max_failure_samples,
+        )
+        collection_checks.append(built)
+        by_collection |= set(member_schemas) - set(by_key)
+        by_key = {**member_schemas, **by_key}
 
     def attach(spec: dg.AssetSpec) -> dg.AssetSpec:
         schema = by_key.get(spec.key)
@@ -68,12 +95,13 @@ def with_schemas(
             partitions_def=partitions_def or specs[key].partitions_def,
         )
         for key, schema in by_key.items()
+        if key not in by_collection
     ]
     with warnings.catch_warnings():
         # `Definitions.map_asset_specs` is marked preview; this is the use it was made for.
         warnings.simplefilter("ignore", dg.PreviewWarning)
         mapped = defs.map_asset_specs(func=attach)
-    return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=checks))
+    return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=[*checks, *collection_checks]))
 
 
 def _declared_specs(defs: dg.Definitions) -> dict[dg.AssetKey, dg.AssetSpec]:

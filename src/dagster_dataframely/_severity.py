@@ -7,11 +7,11 @@ from typing import Literal, TypeVar
 
 import dataframely as dy
 
-from ._dataframely import rule_expressions, rule_owner
+from ._dataframely import collection_filters, rule_expressions, rule_owner
 from .errors import InvalidSeverityError
 
 Severity = Literal["error", "warn"]
-S = TypeVar("S", bound=type[dy.Schema])
+S = TypeVar("S", bound=type[dy.Schema] | type[dy.Collection])
 
 _WARN_ATTR = "__dagster_dataframely_warn__"
 
@@ -20,8 +20,8 @@ def warn(*rules: str) -> Callable[[S], S]:
     """Declare rules of a schema `"warn"`: failing rows are reported, not blocked.
 
     A name is a Dataframely rule name (`"amount|max"`, `"paid_orders_have_amount"`) or a
-    column name, meaning every rule of that column. Unknown names raise
-    `InvalidSeverityError` when the class is decorated.
+    column name, meaning every rule of that column; on a `dy.Collection`, a filter name.
+    Unknown names raise `InvalidSeverityError` when the class is decorated.
 
     Example:
         ```python
@@ -31,7 +31,11 @@ def warn(*rules: str) -> Callable[[S], S]:
     """
 
     def decorate(schema: S) -> S:
-        warned_rules(schema, rules)  # validates the names now, not at the first run
+        # Validates the names now, not at the first run.
+        if issubclass(schema, dy.Collection):
+            warned_filters(schema, rules)
+        else:
+            warned_rules(schema, rules)
         setattr(schema, _WARN_ATTR, declared(schema) | frozenset(rules))
         return schema
 
@@ -51,7 +55,7 @@ def warn_names(warn: str | Iterable[str]) -> tuple[str, ...]:
     return names
 
 
-def declared(schema: type[dy.Schema]) -> frozenset[str]:
+def declared(schema: type[dy.Schema] | type[dy.Collection]) -> frozenset[str]:
     """The names a schema declares `"warn"` (through `dd.warn`), as written."""
     return frozenset(getattr(schema, _WARN_ATTR, frozenset()))
 
@@ -69,3 +73,18 @@ def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozense
             f"Rules: {', '.join(owners) or '(none)'}. Columns: {', '.join(columns)}."
         )
     return frozenset(rule for rule, column in owners.items() if rule in names or column in names)
+
+
+def warned_filters(collection: type[dy.Collection], extra: Iterable[str] = ()) -> frozenset[str]:
+    """The filter names of `collection` that are `"warn"`: declared ones plus `extra`."""
+    filters = list(collection_filters(collection))
+    names = declared(collection) | frozenset(extra)
+    unknown = sorted(n for n in names if n not in filters)
+    if unknown:
+        raise InvalidSeverityError(
+            f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not a "
+            f"filter of collection {collection.__name__}, so cannot be made 'warn'. "
+            f"Filters: {', '.join(filters) or '(none)'}. (A member's rules are made 'warn' on "
+            "its schema.)"
+        )
+    return names

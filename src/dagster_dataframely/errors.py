@@ -9,12 +9,14 @@ from collections.abc import Mapping
 
 __all__ = [
     "CheckNameCollisionError",
+    "CollectionMemberError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
     "FrameConversionError",
     "InvalidAssetKeyError",
     "InvalidSettingError",
     "InvalidSeverityError",
+    "MemberPartitionsError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "QuarantineLayoutError",
@@ -59,6 +61,15 @@ class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
 
 class UnknownAssetError(DagsterDataframelyError, ValueError):
     """`dd.with_schemas` names an asset key the Definitions do not declare."""
+
+
+class CollectionMemberError(DagsterDataframelyError, ValueError):
+    """`members=` of `dd.collection_checks` names a member the collection lacks, or misses a
+    required one."""
+
+
+class MemberPartitionsError(DagsterDataframelyError, ValueError):
+    """The members of a collection's checks are partitioned differently (or some not at all)."""
 
 
 # ------------------------------------- run time ------------------------------------- #

@@ -1,0 +1,291 @@
+"""`dd.collection_checks`: a Dataframely Collection's rules across tables, as Dagster checks.
+
+A `dy.Collection` holds member schemas and `@dy.filter`s, rules across tables such as "every
+order line belongs to an order". One `@dg.multi_asset_check` reads every member's stored
+table (`_loading.stored_table`) and reports each member's own schema checks (the names
+`dd.schema_checks` gives them) and, on each member a filter can remove rows from, one
+`dy_filter__<filter>` check. Members, filters and names are validated here, at definition
+time; the evaluation is `_collection_evaluate`.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import re
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import ExitStack
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from ._asset_keys import parse_asset_key
+from ._catalogue import Rule
+from ._collection_evaluate import CollectionRun, Member, collection_results
+from ._constraints import docstring_summary
+from ._dataframely import collection_filters
+from ._loading import stored_table
+from ._naming import guard_check_names
+from ._settings import CheckSettings
+from ._severity import warn_names, warned_filters
+from ._specs import check_specs
+from .errors import CollectionMemberError, MemberPartitionsError, UnsupportedSchemaError
+
+#: Prefix of a collection filter's check name: `dy_filter__<filter>`.
+FILTER_CHECK_PREFIX = "dy_filter__"
+
+
+def collection_checks(
+    collection: type[dy.Collection],
+    *,
+    members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    name: str | None = None,
+    warn: str | Sequence[str] = (),
+    blocking: bool | None = None,
+    skip_schema_checks: Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    max_failure_samples: int | None = None,
+    partitions_def: dg.PartitionsDefinition | None = None,
+) -> dg.AssetChecksDefinition:
+    """The checks of `collection` on the stored tables of existing assets.
+
+    `members` maps each member name to its asset (`"prefix/name"` or an `AssetKey`); every
+    required member must be there, optional ones may be left out. The one step reports:
+
+    - each member's schema checks, named as `dd.schema_checks` names them, except for the
+      members in `skip_schema_checks` (already checked by `dd.asset` or `dd.schema_checks`;
+      their columns are still verified before any filter runs);
+    - per `@dy.filter`, a check `dy_filter__<filter>` on every member the filter can remove
+      rows from (each member not `ignored_in_filters`): the rows removed, a sample of them
+      and the filter's docstring. Filters run on the rows that pass their member's schema,
+      as `Collection.filter` runs them.
+
+    A filter check is `"error"` unless `@dd.warn("<filter>")` on the collection or `warn`
+    names it; it is blocking when `"error"`, unless `blocking` says otherwise. With
+    `partitions_def` (every member's) the checks evaluate the partition the run materialized.
+
+    Example:
+        ```python
+        checks = dd.collection_checks(
+            Shop, members={"orders": "orders", "lines": "order_lines"}
+        )
+        ```
+    """
+    run = collection_run(
+        collection,
+        members=members,
+        warn=warn,
+        skip_schema_checks=skip_schema_checks,
+        settings=CheckSettings.resolve(
+            check_granularity=check_granularity,
+            schema_rules=schema_rules,
+            max_failure_samples=max_failure_samples,
+        ),
+    )
+    resolved = run.members
+    specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
+
+    @dg.multi_asset_check(
+        name=name or f"{_identifier(collection.__name__)}__dy_collection_checks",
+        specs=specs,
+        can_subset=True,
+        description=f"Members and filters of collection {collection.__name__} on their stored "
+        "tables.",
+    )
+    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+        guard_partitions(context, resolved, partitions_def)
+        with ExitStack() as stack:
+            frames = {
+                member.name: stack.enter_context(stored_table(context, member.key))
+                for member in resolved
+            }
+            yield from collection_results(run, frames, set(context.selected_asset_check_keys))
+
+    return _checks
+
+
+def declared_collection_checks(
+    collection: type[dy.Collection],
+    members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    *,
+    specs: Mapping[dg.AssetKey, dg.AssetSpec],
+    checked: Collection[dg.AssetKey],
+    **settings: Any,
+) -> tuple[dg.AssetChecksDefinition, dict[dg.AssetKey, type[dy.Schema]]]:
+    """`collection_checks` for members that Definitions declare (`specs`), as `with_schemas`
+    and the Component build them: members in `checked` (which have checks of their own) keep
+    them, the members' partitions come from their specs and must agree. Also returns the
+    schema of each other member, for its Columns tab."""
+    keys = {
+        member: parse_asset_key(asset, argument=f"members[{member!r}]")
+        for member, asset in members.items()
+    }
+    partitions = {key: specs[key].partitions_def for key in keys.values() if key in specs}
+    if len(set(partitions.values())) > 1:
+        first = next(iter(partitions.values()))
+        differing = {k.to_user_string(): p for k, p in partitions.items() if p != first}
+        raise MemberPartitionsError(
+            f"Collection {collection.__name__}: " + partitions_message(differing, first)
+        )
+    checks = collection_checks(
+        collection,
+        members=members,
+        skip_schema_checks=[member for member, key in keys.items() if key in checked],
+        partitions_def=next(iter(partitions.values()), None),
+        **settings,
+    )
+    schemas = collection.member_schemas()
+    return checks, {key: schemas[m] for m, key in keys.items() if key not in checked}
+
+
+def collection_run(
+    collection: type[dy.Collection],
+    *,
+    members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    warn: str | Sequence[str] = (),
+    skip_schema_checks: Sequence[str] = (),
+    settings: CheckSettings,
+) -> CollectionRun:
+    """What the checks of `collection` evaluate; raises the definition-time errors."""
+    if not (isinstance(collection, type) and issubclass(collection, dy.Collection)):
+        raise UnsupportedSchemaError(
+            f"dd.collection_checks takes a dataframely.Collection subclass, got {collection!r}. "
+            "For one table's schema use dd.schema_checks."
+        )
+    return CollectionRun(
+        collection=collection,
+        members=_members(collection, members, skip_schema_checks),
+        filters=filter_rules(collection, warn=warn_names(warn)),
+        settings=settings,
+    )
+
+
+def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ()) -> list[Rule]:
+    """One catalogue record per `@dy.filter` of `collection`, named `dy_filter__<filter>`."""
+    warned = warned_filters(collection, warn)
+    key = ", ".join(collection.common_primary_key())
+    records = [
+        Rule(
+            name=filter_name,
+            column=None,
+            check_name=FILTER_CHECK_PREFIX + filter_name,
+            severity="warn" if filter_name in warned else "error",
+            description=docstring_summary(logic)
+            or f"Rows whose ({key}) filter {filter_name} keeps.",
+            expression=f"{collection.__name__}.{filter_name}: keeps the rows whose ({key}) "
+            "it returns",
+            expr=pl.lit(True),
+        )
+        for filter_name, logic in collection_filters(collection).items()
+    ]
+    guard_check_names(collection.__name__, {r.name: r.check_name for r in records})
+    return records
+
+
+def guard_partitions(
+    context: dg.AssetCheckExecutionContext,
+    members: Sequence[Member],
+    partitions_def: dg.PartitionsDefinition | None,
+) -> None:
+    """Refuse to evaluate members whose partitions differ from the checks' `partitions_def`."""
+    layer = context.job_def.asset_layer
+    differing = {
+        member.key.to_user_string(): layer.get(member.key).partitions_def
+        for member in members
+        if layer.has(member.key) and layer.get(member.key).partitions_def != partitions_def
+    }
+    if differing:
+        raise MemberPartitionsError(partitions_message(differing, partitions_def))
+
+
+def partitions_message(
+    differing: Mapping[str, dg.PartitionsDefinition | None],
+    expected: dg.PartitionsDefinition | None,
+) -> str:
+    listed = "; ".join(f"{key}: {_partitions(p)}" for key, p in differing.items())
+    return (
+        f"The collection's checks are {_partitions(expected)}, but member asset(s) differ: "
+        f"{listed}. Filters join members on their keys, so every member must hold the same "
+        "partitions: give all members (and partitions_def=) one PartitionsDefinition, or check "
+        "the differently partitioned members with dd.schema_checks."
+    )
+
+
+def _partitions(partitions_def: dg.PartitionsDefinition | None) -> str:
+    return "unpartitioned" if partitions_def is None else f"partitioned by {partitions_def}"
+
+
+def _members(
+    collection: type[dy.Collection],
+    members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    skip_schema_checks: Sequence[str],
+) -> list[Member]:
+    known = collection.members()
+    unknown = sorted(set(members) - set(known))
+    missing = sorted(collection.required_members() - set(members))
+    unskippable = sorted(set(skip_schema_checks) - set(members))
+    if unknown or missing or unskippable:
+        problems = [
+            f"{label}: {', '.join(names)}"
+            for label, names in (
+                ("not members of the collection", unknown),
+                ("required members missing", missing),
+                ("skip_schema_checks names members not in members=", unskippable),
+            )
+            if names
+        ]
+        optional = sorted(collection.optional_members())
+        raise CollectionMemberError(
+            f"dd.collection_checks({collection.__name__}, members=...): {'; '.join(problems)}. "
+            f"The collection's members are {', '.join(known)}"
+            + (f" (optional: {', '.join(optional)})" if optional else "")
+            + ". Map every required member to the asset that stores it: "
+            "members={'<member>': '<asset key>', ...}."
+        )
+    return [
+        Member(
+            name=member,
+            key=parse_asset_key(asset, argument="members"),
+            schema=known[member].schema,
+            own_checks=member not in skip_schema_checks,
+            in_filters=not known[member].ignored_in_filters,
+        )
+        for member, asset in members.items()
+    ]
+
+
+def _specs(
+    members: Sequence[Member],
+    filters: Sequence[Rule],
+    settings: CheckSettings,
+    blocking: bool | None,
+    partitions_def: dg.PartitionsDefinition | None,
+) -> list[dg.AssetCheckSpec]:
+    specs: list[dg.AssetCheckSpec] = []
+    for member in members:
+        if member.own_checks:
+            specs += check_specs(
+                member.schema,
+                asset=member.key,
+                check_granularity=settings.check_granularity,
+                schema_rules=settings.schema_rules,
+                blocking=blocking,
+                partitions_def=partitions_def,
+            )
+    specs += [
+        dg.AssetCheckSpec(
+            rule.check_name,
+            asset=member.key,
+            description=rule.description,
+            blocking=rule.severity == "error" if blocking is None else blocking,
+            partitions_def=partitions_def,
+        )
+        for rule in filters
+        for member in members
+        if member.in_filters
+    ]
+    return specs
+
+
+def _identifier(text: str) -> str:
+    return re.sub(r"\W", "_", text)

@@ -1,0 +1,56 @@
+"""A schema's code version: a stable hash of everything that decides what it accepts.
+
+`dd.asset` combines it with the user's `code_version`, so changing a schema (a column, a
+dtype, a rule or its expression, a severity) marks the asset changed in Dagster's UI. The
+hash is built from text only (sha256 over JSON), never from `hash()` or reprs carrying
+memory addresses, so every process and Python run computes the same value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+
+import dataframely as dy
+import polars as pl
+
+from ._catalogue import rules
+from ._dataframely import rule_expressions
+
+_DIGITS = 12
+_ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
+
+
+def schema_version(schema: type[dy.Schema], *, warn: tuple[str, ...] = ()) -> str:
+    """The first hex digits of the sha256 of `schema`'s columns, rules and severities."""
+    severity = {rule.name: rule.severity for rule in rules(schema, warn=warn)}
+    document = {
+        "columns": [
+            [name, str(column.dtype), column.nullable, column.primary_key]
+            for name, column in schema.columns().items()
+        ],
+        "rules": [
+            [name, _expression(expr), severity[name]]
+            for name, expr in rule_expressions(schema).items()
+        ],
+    }
+    text = json.dumps(document, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(text.encode()).hexdigest()[:_DIGITS]
+
+
+def code_version(
+    schema: type[dy.Schema], *, warn: tuple[str, ...] = (), user: str | None = None
+) -> str:
+    """The asset's code version: the user's (if any), then `schema.<hash>`."""
+    version = f"schema.{schema_version(schema, warn=warn)}"
+    return version if user is None else f"{user}+{version}"
+
+
+def _expression(expr: pl.Expr) -> str:
+    """The whole expression: its JSON plan (every literal, where `str()` cuts long lists),
+    else, for Python functions polars cannot serialize, its text without addresses."""
+    try:
+        return expr.meta.serialize(format="json")
+    except pl.exceptions.PolarsError:
+        return _ADDRESS.sub("", str(expr))

@@ -28,6 +28,7 @@ _INDEX = "__dy_index"
 _RULE = "__dy_rule"
 _PASSED = "__dy_passed"
 _SAMPLE_COLUMNS = 8
+_PASS = pl.lit(True)  # built once: a literal per rule costs more than the rest of its flag
 #: The most cells (rows x columns) the head of a frame that samples are taken from may hold.
 _HEAD_CELLS = 1 << 20
 
@@ -81,7 +82,7 @@ def rule_columns(lf: pl.LazyFrame, rules: Sequence[Rule]) -> pl.LazyFrame:
 
     The row-level definition of a rule, as `Schema.filter` has it: a `null` result passes.
     """
-    return lf.with_columns(rule.expr.fill_null(True).alias(rule.check_name) for rule in rules)
+    return lf.with_columns(rule.expr.fill_null(_PASS).alias(rule.check_name) for rule in rules)
 
 
 def evaluate(
@@ -139,7 +140,7 @@ def evaluate(
     row_count = failed.pop(_ROWS)
     failing = [rule for rule in rules if failed[rule.name]]
     samples = (
-        _samples(lf, schema.names(), failing, failed, max_failure_samples, identify, repeated)
+        _samples(lf, schema, failing, failed, max_failure_samples, identify, repeated)
         if max_failure_samples
         else {}
     )
@@ -189,7 +190,7 @@ def _with_hashes(lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame) -> pl.LazyF
 
 def _samples(
     lf: pl.LazyFrame,
-    available: list[str],
+    available: Mapping[str, pl.DataType],
     rules: Sequence[Rule],
     failed: Mapping[str, int],
     limit: int,
@@ -237,9 +238,12 @@ def _from_head(
         .agg(pl.col(_INDEX).head(limit))
     )
     found = dict(zip(firsts[_RULE], firsts[_INDEX], strict=True))
-    data = head.select(shown)
+    # Columns taken by name, not through the wide head, so each sample costs its own width.
+    columns = dict(zip(head.columns, head.get_columns(), strict=True))
     return {
-        rule.name: data[found[rule.check_name], explaining[rule.name]]
+        rule.name: pl.DataFrame([columns[name] for name in explaining[rule.name]])[
+            found[rule.check_name]
+        ]
         for rule in rules
         if len(found.get(rule.check_name, ())) == min(limit, failed[rule.name])
     }
@@ -254,8 +258,11 @@ def _failing(lf: pl.LazyFrame, rule: Rule, repeated: Mapping[str, pl.DataFrame])
     return rule_columns(lf, [rule]).filter(~pl.col(rule.check_name)).drop(rule.check_name)
 
 
-def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> list[str]:
-    """The identifying columns, then the columns the rule reads, at most a few."""
+def _explaining(
+    rule: Rule, identify: Sequence[str], available: Mapping[str, pl.DataType]
+) -> list[str]:
+    """The identifying columns, then the columns the rule reads, at most a few, among the
+    `available` columns."""
     try:
         read = rule.expr.meta.root_names()
     except pl.exceptions.PolarsError:  # some nested expressions cannot be inspected
@@ -267,4 +274,4 @@ def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> li
         *read,
     ]
     ordered = list(dict.fromkeys(name for name in wanted if name in available))
-    return (ordered or available)[:_SAMPLE_COLUMNS]
+    return (ordered or list(available))[:_SAMPLE_COLUMNS]

@@ -4,8 +4,9 @@ A rule fails a row where its expression is `False`; `null` passes, as in
 `Schema.filter(cast=False)`. Counts are streaming aggregations over the lazy plan, so memory
 does not grow with the table. `unique` and primary-key rules sort 64-bit key hashes to find
 the keys that may repeat, then count exactly among those rows: memory grows with the number
-of rows (8 bytes each), not with the width of the keys. Only sampled failing rows are ever
-materialized.
+of rows (8 bytes each), not with the width of the keys. Samples come from one bounded head of
+the frame, so their cost grows with the number of failing rules, not with rules times width;
+beyond the counts, only that head and the sampled rows are ever materialized.
 """
 
 from __future__ import annotations

@@ -15,9 +15,10 @@ import dataframely as dy
 import polars as pl
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from polars.testing import assert_frame_equal
 
 from dagster_dataframely._catalogue import rules
-from dagster_dataframely._evaluate import evaluate
+from dagster_dataframely._evaluate import evaluate, rule_columns
 from dagster_dataframely.wiring import check_results
 
 
@@ -114,8 +115,9 @@ def test_check_results_counts_equal_dataframely_eager_and_lazy(
 
 @settings(max_examples=300, deadline=None)
 @given(frame=_FRAMES)
-def test_samples_hold_only_failing_rows_and_at_most_the_limit(frame: pl.DataFrame) -> None:
+def test_samples_are_the_first_failing_rows_up_to_the_limit(frame: pl.DataFrame) -> None:
     evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=3, identify=["region", "seq"])
+    flags = rule_columns(frame.lazy(), _RULES).collect()
     for rule in _RULES:
         failed = evaluation.failed[rule.name]
         if not failed:
@@ -123,3 +125,6 @@ def test_samples_hold_only_failing_rows_and_at_most_the_limit(frame: pl.DataFram
             continue
         sample = evaluation.samples[rule.name]
         assert sample.height == min(3, failed)
+        if rule.distinct_over is None:  # window and scalar rules too: judged on the whole frame
+            first = frame.filter(~flags[rule.check_name]).select(sample.columns).head(3)
+            assert_frame_equal(sample, first)

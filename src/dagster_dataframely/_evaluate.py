@@ -4,8 +4,9 @@ A rule fails a row where its expression is `False`; `null` passes, as in
 `Schema.filter(cast=False)`. Counts are streaming aggregations over the lazy plan, so memory
 does not grow with the table. `unique` and primary-key rules sort 64-bit key hashes to find
 the keys that may repeat, then count exactly among those rows: memory grows with the number
-of rows (8 bytes each), not with the width of the keys. Only sampled failing rows are ever
-materialized.
+of rows (8 bytes each), not with the width of the keys. Samples come from one bounded head of
+the frame, so their cost grows with the number of failing rules, not with rules times width;
+beyond the counts, only that head and the sampled rows are ever materialized.
 """
 
 from __future__ import annotations
@@ -24,7 +25,13 @@ from .errors import FrameConversionError, UnsupportedFrameError
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"
 _HASH = "__dy_hash"
+_INDEX = "__dy_index"
+_RULE = "__dy_rule"
+_PASSED = "__dy_passed"
 _SAMPLE_COLUMNS = 8
+_PASS = pl.lit(True)  # built once: a literal per rule costs more than the rest of its flag
+#: The most cells (rows x columns) the head of a frame that samples are taken from may hold.
+_HEAD_CELLS = 1 << 20
 
 
 @dataclass(frozen=True)
@@ -110,7 +117,7 @@ def rule_columns(lf: pl.LazyFrame, rules: Sequence[Rule]) -> pl.LazyFrame:
 
     The row-level definition of a rule, as `Schema.filter` has it: a `null` result passes.
     """
-    return lf.with_columns(rule.expr.fill_null(True).alias(rule.check_name) for rule in rules)
+    return lf.with_columns(rule.expr.fill_null(_PASS).alias(rule.check_name) for rule in rules)
 
 
 def evaluate(
@@ -168,7 +175,7 @@ def evaluate(
     row_count = failed.pop(_ROWS)
     failing = [rule for rule in rules if failed[rule.name]]
     samples = (
-        _samples(lf, failing, max_failure_samples, identify, repeated)
+        _samples(lf, schema, failing, failed, max_failure_samples, identify, repeated)
         if max_failure_samples
         else {}
     )
@@ -218,18 +225,63 @@ def _with_hashes(lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame) -> pl.LazyF
 
 def _samples(
     lf: pl.LazyFrame,
+    available: Mapping[str, pl.DataType],
     rules: Sequence[Rule],
+    failed: Mapping[str, int],
     limit: int,
     identify: Sequence[str],
     repeated: Mapping[str, pl.DataFrame],
 ) -> dict[str, pl.DataFrame]:
-    available = lf.collect_schema().names()
+    """Up to `limit` failing rows per rule, the first in frame order, with the columns that
+    explain the failure. One bounded head of the frame serves every row-wise rule that fails
+    often enough in it; each other rule gets a query of its own."""
+    explaining = {rule.name: _explaining(rule, identify, available) for rule in rules}
+    samples = _from_head(
+        lf, [rule for rule in rules if rule.distinct_over is None], explaining, failed, limit
+    )
+    rest = [rule for rule in rules if rule.name not in samples]
     queries = [
-        _failing(lf, rule, repeated).select(_explaining(rule, identify, available)).head(limit)
-        for rule in rules
+        _failing(lf, rule, repeated).select(explaining[rule.name]).head(limit) for rule in rest
     ]
     collected = pl.collect_all(queries, engine="streaming") if queries else []
-    return {rule.name: frame for rule, frame in zip(rules, collected, strict=True)}
+    samples |= {rule.name: frame for rule, frame in zip(rest, collected, strict=True)}
+    return {rule.name: samples[rule.name] for rule in rules}
+
+
+def _from_head(
+    lf: pl.LazyFrame,
+    rules: Sequence[Rule],
+    explaining: Mapping[str, list[str]],
+    failed: Mapping[str, int],
+    limit: int,
+) -> dict[str, pl.DataFrame]:
+    """The samples of `rules` that the first rows of `lf` hold: those of each rule whose
+    first `limit` failing rows (or all of them) lie there. The head is read once, with the
+    rules' flags and the columns their samples show, at most `_HEAD_CELLS` cells of them."""
+    if not rules:
+        return {}
+    shown = list(dict.fromkeys(name for rule in rules for name in explaining[rule.name]))
+    flags = [rule.check_name for rule in rules]
+    rows = max(limit, _HEAD_CELLS // (len(shown) + len(flags)))
+    head = rule_columns(lf, rules).select(*shown, *flags).head(rows).collect(engine="streaming")
+    firsts = (
+        head.select(flags)
+        .with_row_index(_INDEX)
+        .unpivot(flags, index=_INDEX, variable_name=_RULE, value_name=_PASSED)
+        .filter(~pl.col(_PASSED))
+        .group_by(_RULE)
+        .agg(pl.col(_INDEX).head(limit))
+    )
+    found = dict(zip(firsts[_RULE], firsts[_INDEX], strict=True))
+    # Columns taken by name, not through the wide head, so each sample costs its own width.
+    columns = dict(zip(head.columns, head.get_columns(), strict=True))
+    return {
+        rule.name: pl.DataFrame([columns[name] for name in explaining[rule.name]])[
+            found[rule.check_name]
+        ]
+        for rule in rules
+        if len(found.get(rule.check_name, ())) == min(limit, failed[rule.name])
+    }
 
 
 def _failing(lf: pl.LazyFrame, rule: Rule, repeated: Mapping[str, pl.DataFrame]) -> pl.LazyFrame:
@@ -241,8 +293,11 @@ def _failing(lf: pl.LazyFrame, rule: Rule, repeated: Mapping[str, pl.DataFrame])
     return rule_columns(lf, [rule]).filter(~pl.col(rule.check_name)).drop(rule.check_name)
 
 
-def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> list[str]:
-    """The identifying columns, then the columns the rule reads, at most a few."""
+def _explaining(
+    rule: Rule, identify: Sequence[str], available: Mapping[str, pl.DataType]
+) -> list[str]:
+    """The identifying columns, then the columns the rule reads, at most a few, among the
+    `available` columns."""
     try:
         read = rule.expr.meta.root_names()
     except pl.exceptions.PolarsError:  # some nested expressions cannot be inspected
@@ -254,4 +309,4 @@ def _explaining(rule: Rule, identify: Sequence[str], available: list[str]) -> li
         *read,
     ]
     ordered = list(dict.fromkeys(name for name in wanted if name in available))
-    return (ordered or available)[:_SAMPLE_COLUMNS]
+    return (ordered or list(available))[:_SAMPLE_COLUMNS]

@@ -14,7 +14,7 @@ export UV_PYTHON_DOWNLOADS := never
 DEMO_DIR := $(CURDIR)/.demo
 DEMO_ENV := DEMO_DIR=$(DEMO_DIR) DAGSTER_HOME=$(DEMO_DIR)/dagster_home DEMO_STORAGE=$(DEMO_DIR)/data
 
-.PHONY: install lint typecheck unit test demo ui bench clean
+.PHONY: install lint typecheck unit test demo ui screenshots bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -46,6 +46,12 @@ demo: install
 ui: install
 	@mkdir -p $(DEMO_DIR)/dagster_home
 	$(DEMO_ENV) $(BIN)/dagster dev -m dagster_dataframely_demo.definitions -h 127.0.0.1 -p 3000
+
+# The docs' pictures of the real UI (docs/images/): runs the demo, serves it on 127.0.0.1 and
+# has Debian's headless chromium render the pages. Installs chromium with apt (needs root).
+screenshots: demo
+	apt-get update -qq && apt-get install -y -qq chromium pngquant >/dev/null
+	@$(DEMO_ENV) $(BIN)/python scripts/screenshots.py
 
 # Figures, not pass/fail: each script prints its own table (minutes, and a few GB of disk).
 bench: install

@@ -54,8 +54,8 @@ def summary(started: dt.datetime, *, seconds: float, folder: Path) -> tuple[str,
     records = instance.get_run_records(dg.RunsFilter(created_after=started), ascending=True)
     runs = [_run(instance, record.dagster_run) for record in records]
     lines = [
-        f"The demo ran {len(runs)} run{'s' if len(runs) != 1 else ''} in {seconds:.0f} s. "
-        f"Data, Dagster instance and logs: {folder}",
+        f"The demo ran {len(runs)} run{'s' if len(runs) != 1 else ''} in {seconds:.0f} s.",
+        f"Its tables, Dagster instance (DAGSTER_HOME) and logs are in {folder}",
         "",
         f"{'asset':<26}{'rows written':>13}{'quarantined':>13}{'checks':>8}{'passed':>8}   failed",
     ]
@@ -180,7 +180,7 @@ def _failing(failing: list[tuple[Outcome, AssetCheckEvaluation]]) -> Iterator[st
         if failed is None:  # the column-schema check: no row was evaluated
             share = "the column schema does not match"
         elif checked:
-            share = f"{failed:,} of {checked:,} rows ({failed / checked:.1%})"
+            share = f"{failed:,} of {checked:,} ({failed / checked:.1%})"
         else:
             share = f"{failed:,} rows"
         yield (

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
-import time
-import urllib.request
 from pathlib import Path
 
 import dagster as dg
+from dagster_dataframely_demo._webserver import webserver
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
@@ -45,7 +43,7 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
     return {
         "columns.png": "/assets/orders?view=definition",
         "checks.png": "/assets/customers?view=checks&checkDetail=dy_rule__country__regex",
-        "orders-checks.png": "/assets/orders?view=checks&checkDetail=dy_rule__customer_email__nullability",
+        "samples.png": "/assets/orders?view=checks&checkDetail=dy_rule__amount__min",
         "quarantine.png": "/assets/orders?view=events",
         "run.png": f"/runs/{storefront.run_id}",
     }
@@ -53,41 +51,13 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
 
 def main() -> int:
     demo = Path(os.environ.get("DEMO_DIR") or ROOT / ".demo")
-    home = demo / "dagster_home"
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DEMO_STORAGE": str(demo / "data")}
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        port = probe.getsockname()[1]
-    webserver = Path(sys.executable).with_name("dagster-webserver")
-    log = (demo / "logs" / "screenshots-webserver.log").open("w")
-    command = [str(webserver), "-m", "dagster_dataframely_demo.definitions"]
-    server = subprocess.Popen(
-        [*command, "-h", "127.0.0.1", "-p", str(port)], env=env, stdout=log, stderr=log
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        _wait(url, server)
-        IMAGES.mkdir(parents=True, exist_ok=True)
-        for name, page in pages(dg.DagsterInstance.from_config(str(home))).items():
+    IMAGES.mkdir(parents=True, exist_ok=True)
+    with webserver(demo) as url:
+        instance = dg.DagsterInstance.from_config(str(demo / "dagster_home"))
+        for name, page in pages(instance).items():
             _shoot(url + page, IMAGES / name)
             print(f"  {IMAGES / name} ({(IMAGES / name).stat().st_size // 1024} KB)")
-    finally:
-        server.terminate()
-        server.wait(timeout=60)
-        log.close()
     return 0
-
-
-def _wait(url: str, server: subprocess.Popen[bytes]) -> None:
-    deadline = time.monotonic() + 600
-    while True:
-        try:
-            urllib.request.urlopen(f"{url}/server_info", timeout=5)
-            return
-        except OSError:
-            if server.poll() is not None or time.monotonic() > deadline:
-                raise RuntimeError("dagster-webserver did not start; see its log") from None
-            time.sleep(1)
 
 
 def _shoot(url: str, target: Path) -> None:

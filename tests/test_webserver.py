@@ -2,18 +2,13 @@
 GraphQL: the Columns tab, and each check with its status, severity and counts."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 from dagster_dataframely_demo._data import generate
+from dagster_dataframely_demo._webserver import webserver as serve
 from dagster_dataframely_demo.schema import Orders
 from demo_run import DemoRun, demo_fixture  # noqa: F401  (the shared session fixture)
 
@@ -36,48 +31,12 @@ _QUERY = """
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
 def webserver(demo: DemoRun) -> Iterator[str]:
     """`dagster-webserver` over the instance `make demo` wrote, as `make ui` serves it."""
     assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
-    home = demo.home
-    port = _free_port()
-    log = (demo.folder / "webserver.log").open("w")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DEMO_STORAGE": str(demo.folder / "data")}
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("dagster-webserver")),
-            *("-m", "dagster_dataframely_demo.definitions", "-h", "127.0.0.1", "-p", str(port)),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/server_info", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    server.kill()
-                    raise RuntimeError(
-                        (demo.folder / "webserver.log").read_text()[-3000:]
-                    ) from None
-                time.sleep(0.5)
+    with serve(demo.folder) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def _asset_nodes(url: str) -> dict[str, Any]:

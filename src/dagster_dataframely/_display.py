@@ -11,6 +11,7 @@ from typing import Any
 
 import dagster as dg
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 MAX_ROWS = 20
 MAX_COLUMNS = 10
@@ -55,7 +56,7 @@ def share(part: int, whole: int) -> str:
     return f"{part:,} of {whole:,} rows, {shown}%"
 
 
-def dtype_name(dtype: pl.DataType) -> str:
+def dtype_name(dtype: pl.DataType | DataTypeClass) -> str:
     """A dtype as a reader writes it: `Datetime(us, UTC)`, `Enum(pending, paid, …)`,
     `List(String)`, not its constructor call."""
     if isinstance(dtype, pl.Datetime):

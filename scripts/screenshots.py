@@ -8,11 +8,13 @@ The UI is a JavaScript app: `--virtual-time-budget` lets it fetch and render bef
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
 import sys
 import tempfile
+import urllib.request
 from pathlib import Path
 
 import dagster as dg
@@ -53,11 +55,23 @@ def main() -> int:
     demo = Path(os.environ.get("DEMO_DIR") or ROOT / ".demo")
     IMAGES.mkdir(parents=True, exist_ok=True)
     with webserver(demo) as url:
+        _dismiss_welcome(url)
         instance = dg.DagsterInstance.from_config(str(demo / "dagster_home"))
         for name, page in pages(instance).items():
             _shoot(url + page, IMAGES / name)
             print(f"  {IMAGES / name} ({(IMAGES / name).stat().st_size // 1024} KB)")
     return 0
+
+
+def _dismiss_welcome(url: str) -> None:
+    """Mark the UI's first-visit "join the community" dialog as seen, as its Skip button does
+    (a flag in the instance), so it does not cover the pictures."""
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": "mutation { setNuxSeen }"}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    urllib.request.urlopen(request, timeout=60).close()
 
 
 def _shoot(url: str, target: Path) -> None:

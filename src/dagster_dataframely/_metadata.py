@@ -63,10 +63,11 @@ def schema_metadata(schema: SchemaLike) -> dict[str, dg.TableSchema]:
 
 
 def _key_part(name: str, key: list[str]) -> list[str]:
-    """ "primary key" for the key column, or which composite key the column is part of."""
+    """The key column's "primary key" chip; "part of primary key" for a column of a composite
+    key (short enough for the UI's chip; the table level names the whole key)."""
     if name not in key:
         return []
-    return ["primary key"] if len(key) == 1 else [f"part of the primary key ({', '.join(key)})"]
+    return ["primary key" if len(key) == 1 else "part of primary key"]
 
 
 def _constraint(rule: Rule) -> str:

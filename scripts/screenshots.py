@@ -43,10 +43,10 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
         if run.asset_selection and dg.AssetKey("orders") in run.asset_selection
     )
     return {
-        "columns.png": "/assets/orders?view=definition",
+        "columns.png": "/assets/orders?view=overview",
         "checks.png": "/assets/customers?view=checks&checkDetail=dy_rule__country__regex",
-        "samples.png": "/assets/orders?view=checks&checkDetail=dy_rule__amount__min",
-        "quarantine.png": "/assets/orders?view=events",
+        "samples.png": "/assets/orders?view=checks&checkDetail=dy_rule__customer_email__nullability",
+        "materialization.png": "/assets/orders?view=events",
         "run.png": f"/runs/{storefront.run_id}",
     }
 
@@ -81,7 +81,7 @@ def _shoot(url: str, target: Path) -> None:
                 "chromium",
                 *CHROMIUM_FLAGS,
                 f"--user-data-dir={profile}",
-                "--window-size=1400,900",
+                "--window-size=1400,1100",
                 "--virtual-time-budget=30000",
                 f"--screenshot={target}",
                 url,

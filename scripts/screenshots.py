@@ -35,6 +35,10 @@ CHROMIUM_FLAGS = [
 ]
 
 
+#: A failing check of orders whose sample holds nulls.
+NULLS_CHECK = "dy_rule__customer_email__nullability"
+
+
 def pages(instance: dg.DagsterInstance) -> dict[str, str]:
     """File name -> page of the UI (a path under the webserver's root)."""
     storefront = next(
@@ -45,7 +49,7 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
     return {
         "columns.png": "/assets/orders?view=overview",
         "checks.png": "/assets/customers?view=checks&checkDetail=dy_rule__country__regex",
-        "samples.png": "/assets/orders?view=checks&checkDetail=dy_rule__customer_email__nullability",
+        "samples.png": f"/assets/orders?view=checks&checkDetail={NULLS_CHECK}",
         "materialization.png": "/assets/orders?view=events",
         "run.png": f"/runs/{storefront.run_id}",
     }

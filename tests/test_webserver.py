@@ -1,20 +1,18 @@
-"""What the Dagster UI shows, read from a real `dagster-webserver` over GraphQL: the Columns
-tab and the checks of the demo code location."""
+"""What the Dagster UI shows after `make demo`, read from a real `dagster-webserver` over
+GraphQL: the Columns tab, and each check with its status, severity and counts."""
 
 import json
-import os
-import socket
-import subprocess
-import sys
-import time
 import urllib.request
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
+from dagster_dataframely_demo._data import generate
+from dagster_dataframely_demo._webserver import webserver as serve
+from dagster_dataframely_demo.schema import Orders
+from demo_run import DemoRun, demo_fixture  # noqa: F401  (the shared session fixture)
 
-from dagster_dataframely.data import OrdersSchema
+pytestmark = pytest.mark.xdist_group("demo")
 
 _QUERY = """
 { assetNodes {
@@ -22,49 +20,23 @@ _QUERY = """
     metadataEntries { label ... on TableSchemaMetadataEntry {
         schema { columns { name type constraints { nullable unique other } }
                  constraints { other } } } }
-    assetChecksOrError { ... on AssetChecks { checks { name description blocking } } }
+    assetChecksOrError { ... on AssetChecks { checks {
+        name description blocking
+        executionForLatestMaterialization { status evaluation {
+            severity success
+            metadataEntries { label
+                ... on TextMetadataEntry { text }
+                ... on IntMetadataEntry { intValue } } } } } } }
 } }
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return int(probe.getsockname()[1])
-
-
 @pytest.fixture(scope="module")
-def webserver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    home = tmp_path_factory.mktemp("dagster_home")
-    port = _free_port()
-    log = (home / "webserver.log").open("w")
-    env = {**os.environ, "DAGSTER_HOME": str(home), "DEMO_STORAGE": str(home / "data")}
-    server = subprocess.Popen(
-        [
-            str(Path(sys.executable).with_name("dagster-webserver")),
-            *("-m", "dagster_dataframely_demo.definitions", "-h", "127.0.0.1", "-p", str(port)),
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 120
-        while True:
-            try:
-                urllib.request.urlopen(f"{url}/server_info", timeout=2)
-                break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    server.kill()
-                    raise RuntimeError((home / "webserver.log").read_text()[-3000:]) from None
-                time.sleep(0.5)
+def webserver(demo: DemoRun) -> Iterator[str]:
+    """`dagster-webserver` over the instance `make demo` wrote, as `make ui` serves it."""
+    assert demo.returncode == 0, demo.stdout[-3000:] + demo.stderr[-3000:]
+    with serve(demo.folder) as url:
         yield url
-    finally:
-        server.terminate()
-        server.wait(timeout=30)
-        log.close()
 
 
 def _asset_nodes(url: str) -> dict[str, Any]:
@@ -83,26 +55,66 @@ def _columns_tab(node: dict[str, Any]) -> dict[str, Any]:
     return entry["schema"]
 
 
+def _checks(node: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    return {check["name"]: check for check in node["assetChecksOrError"]["checks"]}
+
+
+def _latest(check: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
+    """Status, severity and metadata of the check's latest execution, as the UI shows it."""
+    execution = check["executionForLatestMaterialization"]
+    evaluation = execution["evaluation"]
+    metadata = {
+        entry["label"]: entry.get("text", entry.get("intValue"))
+        for entry in evaluation["metadataEntries"]
+    }
+    return execution["status"], evaluation["severity"], metadata
+
+
 def test_gated_and_sidecar_assets_show_the_schema_in_the_columns_tab(webserver: str) -> None:
     nodes = _asset_nodes(webserver)
-    for asset in ("orders", "legacy_orders"):
-        schema = _columns_tab(nodes[asset])
-        columns = {column["name"]: column for column in schema["columns"]}
-        assert list(columns) == OrdersSchema.column_names()
-        assert columns["amount"]["type"] == "Float64"
-        assert columns["amount"]["constraints"]["nullable"] is True
-        assert "amount >= 0" in columns["amount"]["constraints"]["other"]
-        assert columns["line_item_id"]["constraints"]["unique"] is True
-        assert "primary key (order_id, line) is unique" in schema["constraints"]["other"]
+    orders = _columns_tab(nodes["orders"])
+    columns = {column["name"]: column for column in orders["columns"]}
+    assert list(columns) == Orders.column_names()
+    assert columns["amount"]["type"] == "Float64"
+    assert columns["ordered_at"]["type"] == "Datetime(us, UTC)"
+    assert columns["amount"]["constraints"]["nullable"] is True
+    assert "amount >= 0" in columns["amount"]["constraints"]["other"]
+    assert columns["line_item_id"]["constraints"]["unique"] is True
+    assert columns["order_id"]["constraints"]["other"][0] == "part of primary key"
+    assert "primary key (order_id, line) is unique" in orders["constraints"]["other"]
+    customers = {c["name"]: c for c in _columns_tab(nodes["customers"])["columns"]}
+    assert customers["customer_email"]["constraints"]["other"][0] == "primary key"
     assert not [e for e in nodes["raw_orders"]["metadataEntries"] if "column" in e["label"]]
 
 
 def test_each_rule_is_a_check_with_its_description_and_blocking(webserver: str) -> None:
     nodes = _asset_nodes(webserver)
-    gated = {c["name"]: c for c in nodes["orders"]["assetChecksOrError"]["checks"]}
+    gated = _checks(nodes["orders"])
     assert gated["dy_schema__columns"]["blocking"] is True
     assert gated["dy_rule__amount__min"]["description"] == "amount >= 0"
     assert gated["dy_rule__amount__min"]["blocking"] is False  # the asset quarantines
-    sidecar = {c["name"]: c for c in nodes["legacy_orders"]["assetChecksOrError"]["checks"]}
-    assert set(sidecar) == set(gated)
-    assert sidecar["dy_rule__paid_orders_have_amount"]["description"].startswith("A paid")
+    sidecar = _checks(nodes["customers"])
+    assert sidecar["dy_rule__country__regex"]["blocking"] is True
+    # The Pandera model and its migrated twin: the same checks.
+    assert set(_checks(nodes["card_payments"])) == set(_checks(nodes["invoice_payments"]))
+
+
+def test_a_failing_check_shows_status_severity_and_counts(webserver: str) -> None:
+    nodes = _asset_nodes(webserver)
+    status, severity, metadata = _latest(_checks(nodes["customers"])["dy_rule__country__regex"])
+    assert (status, severity) == ("FAILED", "ERROR")
+    assert metadata["dy_outcome"] == "failed at severity ERROR: 2 of 400 rows, 0.5%"
+    assert metadata["dy_constraint"] == "country matches /^[A-Z]{2}$/"
+    assert (metadata["dy_failed_count"], metadata["dy_row_count"]) == (2, 400)
+
+    rows = generate().order_lines
+    failed = Orders.filter(rows, cast=False).failure.counts()["amount|max"]
+    status, severity, metadata = _latest(_checks(nodes["orders"])["dy_rule__amount__max"])
+    assert (status, severity) == ("FAILED", "WARN")
+    assert metadata["dy_failed_count"] == failed
+    assert metadata["dy_outcome"].startswith(
+        f"failed at severity WARN: {failed} of {rows.height:,}"
+    )
+
+    status, _, metadata = _latest(_checks(nodes["products"])["dy_rule__price__min_exclusive"])
+    assert status == "SUCCEEDED" and metadata["dy_failed_count"] == 0

@@ -11,15 +11,19 @@ from typing import Any
 
 import dagster as dg
 import polars as pl
+from polars.datatypes import DataTypeClass
 
 MAX_ROWS = 20
 MAX_COLUMNS = 10
 MAX_CELL = 80
 
 
-def cell(value: Any) -> str | int | float | bool | None:
-    """A value Dagster's table metadata can carry, strings cut to `MAX_CELL` characters."""
-    if value is None or isinstance(value, (bool, int)):
+def cell(value: Any, *, null: str | None = None) -> str | int | float | bool | None:
+    """A value Dagster's table metadata can carry, strings cut to `MAX_CELL` characters and a
+    missing value as `null` (Dagster shows `None` as an empty cell)."""
+    if value is None:
+        return null
+    if isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
         return value if math.isfinite(value) else str(value)
@@ -39,14 +43,52 @@ def shorten(text: str, limit: int = 2000) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-def table(frame: pl.DataFrame, *, max_rows: int = MAX_ROWS) -> dg.TableMetadataValue:
-    """The first rows and columns of `frame` as a Dagster table."""
+def share(part: int, whole: int) -> str:
+    """`part` of `whole` rows in words: `2 of 25 rows, 8%`, `1 of 40,000 rows, <0.1%`."""
+    if not whole:
+        return f"{part:,} of 0 rows"
+    percent = 100 * part / whole
+    shown = f"{percent:.1f}".removesuffix(".0")
+    if part and shown == "0":
+        shown = "<0.1"
+    elif part < whole and shown == "100":
+        shown = ">99.9"
+    return f"{part:,} of {whole:,} rows, {shown}%"
+
+
+def dtype_name(dtype: pl.DataType | DataTypeClass) -> str:
+    """A dtype as a reader writes it: `Datetime(us, UTC)`, `Enum(pending, paid, …)`,
+    `List(String)`, not its constructor call."""
+    if isinstance(dtype, pl.Datetime):
+        return f"Datetime({', '.join(filter(None, (dtype.time_unit, dtype.time_zone)))})"
+    if isinstance(dtype, pl.Duration):
+        return f"Duration({dtype.time_unit})"
+    if isinstance(dtype, pl.Enum):
+        return shorten(f"Enum({', '.join(dtype.categories.to_list())})", MAX_CELL)
+    if isinstance(dtype, pl.Decimal):
+        return f"Decimal({dtype.precision}, {dtype.scale})"
+    if isinstance(dtype, pl.List):
+        return f"List({dtype_name(dtype.inner)})"
+    if isinstance(dtype, pl.Array):
+        return f"Array({dtype_name(dtype.inner)}, {dtype.size})"
+    if isinstance(dtype, pl.Struct):
+        fields = ", ".join(f"{f.name}: {dtype_name(f.dtype)}" for f in dtype.fields)
+        return shorten(f"Struct({fields})", MAX_CELL)
+    return str(dtype)
+
+
+def table(
+    frame: pl.DataFrame, *, max_rows: int = MAX_ROWS, null: str | None = None
+) -> dg.TableMetadataValue:
+    """The first rows and columns of `frame` as a Dagster table; a missing value is `null`
+    (for rows of data, pass `null="null"`) or an empty cell (the default, for tables where a
+    missing value means "not applicable")."""
     shown = frame.select(frame.columns[:MAX_COLUMNS]).head(min(max_rows, MAX_ROWS))
     schema = dg.TableSchema(
         columns=[dg.TableColumn(name, _column_type(dtype)) for name, dtype in shown.schema.items()]
     )
     records = [
-        dg.TableRecord({name: cell(value) for name, value in row.items()})
+        dg.TableRecord({name: cell(value, null=null) for name, value in row.items()})
         for row in shown.iter_rows(named=True)
     ]
     return dg.MetadataValue.table(records=records, schema=schema)

@@ -224,7 +224,7 @@ class _Description:
     ) -> dg.MaterializeResult:
         metadata: dict[str, Any] = {"dagster/row_count": written.height}
         if self.row_sample:
-            metadata["dy_row_sample"] = table(written.head(self.row_sample))
+            metadata["dy_row_sample"] = table(written.head(self.row_sample), null="null")
         if self.statistics:
             metadata["dy_statistics"] = table(column_statistics(written))
         metadata.update(extra or {})

@@ -7,6 +7,7 @@ from typing import Any
 import dagster as dg
 
 from ._catalogue import Rule, rules
+from ._display import dtype_name
 from ._schemas import SchemaLike, as_dataframely
 
 COLUMN_SCHEMA_KEY = "dagster/column_schema"
@@ -16,9 +17,11 @@ _FLAG_SUFFIXES = ("|nullability", "|unique")
 
 
 def table_schema(schema: SchemaLike) -> dg.TableSchema:
-    """The schema's columns as a `dg.TableSchema`: dtypes, descriptions, nullability,
-    uniqueness, every other column constraint beside its column, the primary key and the
-    schema-level rules at table level, and column tags (`dy.Column(metadata=...)`) as strings.
+    """The schema's columns as a `dg.TableSchema`: readable dtypes (`Datetime(us, UTC)`),
+    descriptions, nullability, uniqueness, "primary key" first among the constraints of each
+    primary-key column, every other column constraint beside its column, the primary key and
+    the schema-level rules at table level, and column tags (`dy.Column(metadata=...)`) as
+    strings.
 
     `unique` comes from each column's own flag, never from the primary key: a composite key
     does not make its columns unique, and the Columns tab must not show a constraint no rule
@@ -26,15 +29,17 @@ def table_schema(schema: SchemaLike) -> dg.TableSchema:
     """
     dy_schema = as_dataframely(schema)
     catalogue = rules(dy_schema)
+    key = dy_schema.primary_key()
     columns = [
         dg.TableColumn(
             name=name,
-            type=str(column.dtype),
+            type=dtype_name(column.dtype),
             description=column.description,
             constraints=dg.TableColumnConstraints(
                 nullable=column.nullable,
                 unique=column.unique,
-                other=[
+                other=_key_part(name, key)
+                + [
                     _constraint(rule)
                     for rule in catalogue
                     if rule.column == name and not rule.name.endswith(_FLAG_SUFFIXES)
@@ -55,6 +60,14 @@ def schema_metadata(schema: SchemaLike) -> dict[str, dg.TableSchema]:
     """The definition metadata that fills an asset's Columns tab: one `dagster/column_schema`
     entry, to merge with your own `metadata`."""
     return {COLUMN_SCHEMA_KEY: table_schema(schema)}
+
+
+def _key_part(name: str, key: list[str]) -> list[str]:
+    """The key column's "primary key" chip; "part of primary key" for a column of a composite
+    key (short enough for the UI's chip; the table level names the whole key)."""
+    if name not in key:
+        return []
+    return ["primary key" if len(key) == 1 else "part of primary key"]
 
 
 def _constraint(rule: Rule) -> str:

@@ -11,7 +11,7 @@ import polars as pl
 
 from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
-from ._display import shorten, table
+from ._display import share, shorten, table
 from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
 from ._naming import COLUMN_SCHEMA_CHECK
 from ._schemas import SchemaLike, as_dataframely
@@ -108,38 +108,67 @@ def results(
     asset_key: dg.AssetKey,
     severity: dg.AssetCheckSeverity | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
-    """One `AssetCheckResult` per check, from an evaluation of its rules."""
+    """One `AssetCheckResult` per check, from an evaluation of its rules.
+
+    A failing check's metadata reads top down as the UI lists it: the outcome in words
+    (`dy_outcome`: severity, and how many rows failed of how many), the rule's readable
+    constraint, then its polars expression, counts and failing rows (nulls shown as `null`).
+    """
     for check in checks:
         failing = [rule for rule in check.rules if evaluation.failed[rule.name]]
         own = "error" if any(r.severity == "error" for r in failing or check.rules) else "warn"
-        metadata: dict[str, Any] = {
-            "dy_failed_count": sum(evaluation.failed[rule.name] for rule in check.rules),
-            "dy_row_count": evaluation.row_count,
-        }
+        level = severity or _SEVERITY[own]
+        failed = sum(evaluation.failed[rule.name] for rule in check.rules)
+        metadata: dict[str, Any] = {}
+        if failing:
+            metadata["dy_outcome"] = _outcome(level, check, failing, evaluation)
         if len(check.rules) == 1:
             rule = check.rules[0]
-            metadata["dy_rule"] = rule.name
             if failing:
+                metadata["dy_constraint"] = dg.MetadataValue.text(shorten(rule.description))
                 metadata["dy_expression"] = dg.MetadataValue.text(rule.expression)
+        metadata |= {"dy_failed_count": failed, "dy_row_count": evaluation.row_count}
+        if len(check.rules) == 1:
+            metadata["dy_rule"] = check.rules[0].name
         else:
             metadata["dy_rules"] = table(_per_rule(check, evaluation), max_rows=50)
         sample = _sample(check, evaluation)
         if sample is not None:
-            metadata["dy_failed_sample"] = table(sample)
+            metadata["dy_failed_sample"] = table(sample, null="null")
         yield dg.AssetCheckResult(
             check_name=check.name,
             asset_key=asset_key,
             passed=not failing,
-            severity=severity or _SEVERITY[own],
+            severity=level,
             description=shorten(check.description, 1000),
             metadata=metadata,
         )
 
 
+def _outcome(
+    level: dg.AssetCheckSeverity, check: Check, failing: Sequence[Rule], evaluation: Evaluation
+) -> str:
+    """`failed at severity ERROR: 2 of 25 rows, 8%`; for a check of several rules, how many
+    failed and the share of the worst (a row failing two rules would count twice in a sum)."""
+    worst = max(evaluation.failed[rule.name] for rule in failing)
+    rows = share(worst, evaluation.row_count)
+    if len(check.rules) == 1:
+        return f"failed at severity {level.value}: {rows}"
+    return (
+        f"failed at severity {level.value}: {len(failing)} of {len(check.rules)} rules, "
+        f"the worst on {rows}"
+    )
+
+
 def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
     frame = pl.DataFrame(
-        [(r.name, r.severity, evaluation.failed[r.name]) for r in check.rules],
-        schema={"rule": pl.String, "severity": pl.String, "failed": pl.Int64},
+        [(r.name, r.severity, evaluation.failed[r.name], r.description) for r in check.rules],
+        schema={
+            "rule": pl.String,
+            "severity": pl.String,
+            "failed": pl.Int64,
+            "constraint": pl.String,
+        },
         orient="row",
     )
     return frame.sort("failed", descending=True, maintain_order=True)

@@ -1,9 +1,11 @@
 """Per-dtype column statistics of a written table, for its materialization metadata.
 
 One eager pass over the table computes, per column, what its dtype makes meaningful: the
-null count always; min, max and mean for numbers and booleans; min and max for temporal
-columns; the longest value (in characters) for strings. Only the first columns are
-described, as many as a metadata table shows, so a wide schema costs no more than a narrow one.
+null count always; min and max for numbers, booleans and temporal columns; the mean, rounded
+to two decimals, for numbers that measure something (not for booleans, and not for an
+integer column whose values are (nearly) all distinct: an identifier's mean means nothing);
+the longest value (in characters) for strings. Only the first columns are described, as
+many as a metadata table shows, so a wide schema costs no more than a narrow one.
 """
 
 from __future__ import annotations
@@ -12,9 +14,9 @@ from typing import Any
 
 import polars as pl
 
-from ._display import MAX_ROWS
+from ._display import MAX_ROWS, dtype_name
 
-_FIELDS = ("nulls", "min", "max", "mean", "max_length")
+_FIELDS = ("nulls", "min", "max", "mean", "max_length", "distinct", "values")
 _SCHEMA = {
     "column": pl.String,
     "dtype": pl.String,
@@ -43,11 +45,11 @@ def statistics(frame: pl.DataFrame) -> pl.DataFrame:
         rows.append(
             {
                 "column": name,
-                "dtype": str(frame.schema[name]),
+                "dtype": dtype_name(frame.schema[name]),
                 "nulls": found["nulls"],
                 "min": _text(found["min"]),
                 "max": _text(found["max"]),
-                "mean": None if found["mean"] is None else float(found["mean"]),
+                "mean": _mean(found["mean"], found["distinct"], found["values"]),
                 "max_length": found["max_length"],
             }
         )
@@ -56,13 +58,24 @@ def statistics(frame: pl.DataFrame) -> pl.DataFrame:
 
 def _expressions(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     found = {"nulls": column.null_count()}
-    if dtype.is_numeric() or dtype == pl.Boolean:
+    if dtype.is_numeric():
         found |= {"min": column.min(), "max": column.max(), "mean": column.mean()}
-    elif dtype.is_temporal():
+        if dtype.is_integer():
+            # An estimate in constant memory, so a large table costs no more than a small one.
+            found |= {"distinct": column.approx_n_unique(), "values": column.count()}
+    elif dtype == pl.Boolean or dtype.is_temporal():
         found |= {"min": column.min(), "max": column.max()}
     elif dtype == pl.String:
         found["max_length"] = column.str.len_chars().max()
     return found
+
+
+def _mean(mean: Any, distinct: int | None, values: int | None) -> float | None:
+    """The rounded mean, or None where it means nothing: an identifier, whose values are all
+    distinct but for a few duplicates (which its checks report) and the estimate's error."""
+    if mean is None or (values and distinct is not None and distinct >= 0.9 * values):
+        return None
+    return round(float(mean), 2)
 
 
 def _text(value: Any) -> str | None:

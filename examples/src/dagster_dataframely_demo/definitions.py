@@ -1,51 +1,120 @@
-"""The demo code location: both ways to put a schema on a table.
+"""The demo code location: a storefront's pipeline with every way to put a schema on a table.
 
-- `orders` is gated: `dd.asset` validates what the function returns before the write; rows
-  that fail an `"error"` rule go to `orders_quarantine`, the rest to the table.
-- `legacy_orders` is an ordinary asset the team does not want to touch: `dd.with_schemas`
-  gives it the schema's Columns tab and sidecar checks that read its stored table back and
-  report one check per rule beside it.
+- `products` and `customers` are ordinary assets stored in an embedded DuckDB file, and
+  `card_payments` and `invoice_payments` ordinary assets stored as parquet; `dd.with_schemas`
+  (the first two) and the `dd.SchemaChecksComponent` of `defs/payments/defs.yaml` (the
+  payments, one on a Pandera model, one on its migrated twin) give them a Columns tab and
+  checks that read the stored table back. The asset functions are untouched.
+- `customers` has two rows breaking an `"error"` rule, so its blocking check fails and
+  `customer_segments`, downstream of it, is not materialized in that run.
+- `raw_orders` is the large table, stored as parquet by `dd.ParquetIOManager`. `orders` is a
+  gated `dd.asset`: rows failing an `"error"` rule go to `orders_quarantine`, rows failing
+  only `"warn"` rules are written with the valid ones and reported.
+- `daily_sales` is partitioned by day; its checks are partitioned too and check the
+  partition a run wrote.
+
+Everything is written under `DEMO_STORAGE` (default: `.demo/data` in the working directory).
 """
 
 import os
-import tempfile
+from pathlib import Path
 
 import dagster as dg
 import polars as pl
+from dagster_duckdb_polars import DuckDBPolarsIOManager
 
 import dagster_dataframely as dd
-from dagster_dataframely.data import defective_orders
 
-from ._data import storefront_orders
-from .schema import Orders
+from . import defs as yaml_defs
+from ._data import generate
+from .schema import Customers, DailySales, Orders, Products
 
-#: Where the demo's parquet files go; a fresh temporary folder unless set.
-STORAGE = os.environ.get("DEMO_STORAGE") or tempfile.mkdtemp(prefix="dagster_dataframely_demo_")
+#: Where the demo's tables go: a DuckDB file and a folder of parquet files.
+STORAGE = Path(os.environ.get("DEMO_STORAGE") or Path(".demo", "data")).absolute()
+STORAGE.mkdir(parents=True, exist_ok=True)  # DuckDB creates the file, not its folder
+
+DAYS = dg.DailyPartitionsDefinition(start_date="2024-05-01", end_date="2024-05-15")
+WAREHOUSE = "warehouse"  # the DuckDB IO manager's key
+LAKE = "lake"  # the parquet IO manager's key
 
 
-@dg.asset
-def raw_orders() -> pl.DataFrame:
-    """Today's order lines as they arrive: mostly good, some broken."""
-    return pl.concat([storefront_orders(), defective_orders()])
+@dg.asset(io_manager_key=WAREHOUSE, group_name="catalogue")
+def products() -> pl.DataFrame:
+    """The product catalogue, as the shop system exports it."""
+    return generate().products
 
 
-@dd.asset(Orders, quarantine=True)
-def orders(raw_orders: pl.DataFrame) -> pl.DataFrame:
+@dg.asset(io_manager_key=WAREHOUSE, group_name="customers")
+def customers() -> pl.DataFrame:
+    """The customer register, as the CRM exports it."""
+    return generate().customers
+
+
+@dg.asset(io_manager_key=WAREHOUSE, group_name="customers")
+def customer_segments(customers: pl.DataFrame) -> pl.DataFrame:
+    """Customers by country; needs a clean register, so a failing blocking check stops it."""
+    return customers.group_by("country").len("customers").sort("country")
+
+
+@dg.asset(io_manager_key=LAKE, group_name="orders")
+def raw_orders() -> pl.LazyFrame:
+    """Two weeks of order lines as the storefront's feed delivers them: mostly good."""
+    return generate().order_lines.lazy()
+
+
+@dd.asset(Orders, quarantine=True, io_manager_key=LAKE, group_name="orders")
+def orders(raw_orders: pl.LazyFrame) -> pl.LazyFrame:
     """Order lines that satisfy every "error" rule; the others wait in the quarantine."""
     return raw_orders
 
 
-@dg.asset
-def legacy_orders() -> pl.LazyFrame:
-    """An existing asset, written without validation; checked afterwards by its sidecar."""
-    return defective_orders().lazy()
+@dg.asset(io_manager_key=LAKE, group_name="reporting", partitions_def=DAYS)
+def daily_sales(context: dg.AssetExecutionContext, orders: pl.LazyFrame) -> pl.LazyFrame:
+    """Revenue per product for the run's day, from the valid order lines."""
+    day = DAYS.time_window_for_partition_key(context.partition_key).start.date()
+    return (
+        orders.filter(pl.col("ordered_at").dt.date() == day)
+        .group_by(pl.col("ordered_at").dt.date().alias("day"), "sku")
+        .agg(pl.len().alias("lines"), pl.col("amount").sum().alias("revenue"))
+        .sort("sku")
+    )
 
 
-defs = dd.with_schemas(
-    dg.Definitions(
-        assets=[raw_orders, orders, legacy_orders],
-        resources={"io_manager": dd.ParquetIOManager(base_dir=STORAGE)},
+@dg.asset(io_manager_key=LAKE, group_name="payments")
+def card_payments() -> pl.DataFrame:
+    """Payments taken by card or PayPal."""
+    return generate().payments.filter(pl.col("method") != "invoice")
+
+
+@dg.asset(io_manager_key=LAKE, group_name="payments")
+def invoice_payments() -> pl.DataFrame:
+    """Payments of invoices."""
+    return generate().payments.filter(pl.col("method") == "invoice")
+
+
+defs = dg.Definitions.merge(
+    dd.with_schemas(
+        dg.Definitions(
+            assets=[
+                products,
+                customers,
+                customer_segments,
+                raw_orders,
+                orders,
+                daily_sales,
+                card_payments,
+                invoice_payments,
+            ],
+            # Each step in its own process, forked from one that has imported this module.
+            executor=dg.multiprocess_executor.configured({"start_method": {"forkserver": {}}}),
+            resources={
+                WAREHOUSE: DuckDBPolarsIOManager(
+                    database=str(STORAGE / "warehouse.duckdb"), schema="storefront"
+                ),
+                LAKE: dd.ParquetIOManager(base_dir=str(STORAGE / "lake")),
+            },
+        ),
+        {"products": Products, "customers": Customers, "daily_sales": DailySales},
     ),
-    {"legacy_orders": Orders},
-    blocking=False,  # report the legacy table's failures without stopping the run
+    dg.load_defs(defs_root=yaml_defs, project_root=Path(__file__).parent),
 )

@@ -7,7 +7,7 @@ compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
 from importlib import import_module
 from types import ModuleType
 
-from . import data, errors, wiring
+from . import data, errors, sources, wiring
 from ._asset import asset
 from ._component import SchemaChecksComponent
 from ._definitions import with_schemas
@@ -23,6 +23,7 @@ __all__ = [
     "errors",
     "pandera",
     "schema_checks",
+    "sources",
     "warn",
     "wiring",
     "with_schemas",

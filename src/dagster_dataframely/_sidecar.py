@@ -1,7 +1,8 @@
 """`dd.schema_checks`: a schema's checks beside an asset that already exists.
 
 One `@dg.multi_asset_check` per asset reads the stored table back through the asset's own IO
-manager (see `_loading`) and reports one check per rule; nothing about the asset changes.
+manager (see `_loading`), or from the `source=` it is given (see `sources`), and reports one
+check per rule; nothing about the asset changes.
 Specs and results come from `check_specs` and `check_results`, with settings resolved once
 here, so the names Dagster matches always agree.
 """
@@ -12,11 +13,11 @@ from collections.abc import Iterator, Sequence
 
 import dagster as dg
 
-from ._loading import stored_table
 from ._results import check_results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings
 from ._specs import check_specs
+from .sources import SourceLike, as_source, reading
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -33,6 +34,7 @@ def schema_checks(
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    source: SourceLike | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -44,6 +46,11 @@ def schema_checks(
     otherwise; the column-schema check is always blocking. With `partitions_def` (the asset's)
     the checks are partitioned and evaluate the partition the run materialized.
 
+    `source` says where the table is read from when not through the asset's IO manager: a
+    `dd.sources` source (a DuckDB table, parquet or Delta files) or a function
+    `(context) -> frame`. The check requires the source's resource keys, so the run's
+    resources (and their run config) read the table.
+
     Example:
         ```python
         defs = dg.Definitions(
@@ -54,6 +61,7 @@ def schema_checks(
     """
     dy_schema = as_dataframely(schema)
     key = dg.AssetKey.from_coercible(asset)
+    reader = as_source(source)
     warn = tuple(warn)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
@@ -74,11 +82,12 @@ def schema_checks(
         name=name or step_name(key),
         specs=specs,
         can_subset=True,
+        required_resource_keys=set(reader.required_resource_keys),
         description=f"Rules of {dy_schema.__name__} on the stored {key.to_user_string()} table.",
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
         selected = {k.name for k in context.selected_asset_check_keys if k.asset_key == key}
-        with stored_table(context, key) as frame:
+        with reading(key, reader), reader.open(context, key) as frame:
             for result in check_results(
                 dy_schema,
                 frame,

@@ -11,6 +11,9 @@ manager, nor to tell a run from a direct invocation. Four facts are read here, e
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
   to store the output (resources, definition metadata, partitions). The quarantine is written
   with that context after replacing its `_asset_key` (and the key of its `_asset_spec`).
+- `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
+  as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
+  loads with, as Dagster does for a step's own inputs.
 - `StepExecutionContext.repository_def` is set only in a deployed code location; under
   `materialize` / `execute_in_process` the job's asset graph stands in for it.
 """
@@ -27,7 +30,7 @@ from dagster._core.execution.plan.outputs import StepOutputHandle
 
 Context = dg.AssetExecutionContext | dg.OpExecutionContext
 
-__all__ = ["DagsterInvalidPropertyError", "asset_graph", "in_run", "write_as"]
+__all__ = ["DagsterInvalidPropertyError", "asset_graph", "in_run", "resource_config", "write_as"]
 
 
 def in_run(context: Context) -> bool:
@@ -78,3 +81,9 @@ def asset_graph(context: Context) -> Any | None:
         return context.repository_def.asset_graph
     except CheckError:  # "No repository definition was set on the step context"
         return context.job_def.asset_layer.asset_graph
+
+
+def resource_config(context: Context | dg.AssetCheckExecutionContext, key: str) -> Any:
+    """The config the run resolved for resource `key` (what its IO manager reads as
+    `context.resource_config`)."""
+    return context.get_step_execution_context().resolved_run_config.resources[key].config

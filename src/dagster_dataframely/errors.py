@@ -11,13 +11,17 @@ __all__ = [
     "CheckNameCollisionError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
+    "IOManagerLoadError",
     "InvalidCheckNameError",
     "InvalidSettingError",
     "InvalidSeverityError",
+    "InvalidSourceError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "ReservedColumnError",
+    "SourceReadError",
     "UnknownAssetError",
+    "UnloadableAssetError",
     "UnsupportedFrameError",
     "UnsupportedSchemaError",
     "ValidationAbortError",
@@ -59,11 +63,31 @@ class UnknownAssetError(DagsterDataframelyError, ValueError):
     """`dd.with_schemas` names an asset key the Definitions do not declare."""
 
 
+class UnloadableAssetError(DagsterDataframelyError, ValueError):
+    """Checks name an asset the sidecar cannot read: it has no IO manager (a dbt model, an
+    external `AssetSpec`) and no `source=` says where its table is."""
+
+
+class InvalidSourceError(DagsterDataframelyError, ValueError):
+    """A `source=` is not a source, or cannot select what the run checks (a partitioned run
+    and no `partition_expr`, a table name that is not one)."""
+
+
 # ------------------------------------- run time ------------------------------------- #
 
 
 class UnsupportedFrameError(DagsterDataframelyError, TypeError):
     """A value to validate is not a table this package can read."""
+
+
+class SourceReadError(DagsterDataframelyError):
+    """The sidecar could not read an asset's table from its source (a missing or truncated
+    file, a refused query); the message names the asset and the source."""
+
+
+class IOManagerLoadError(SourceReadError):
+    """The asset's IO manager could not load it; the message names the asset and the IO
+    manager."""
 
 
 class ColumnSchemaError(DagsterDataframelyError):

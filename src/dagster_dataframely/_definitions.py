@@ -102,8 +102,13 @@ def _declared(
             specs[item.key] = item
             io_managers[item.key] = None
         elif isinstance(item, dg.SourceAsset):
-            specs[item.key] = dg.AssetSpec(item.key, partitions_def=item.partitions_def)
-            io_managers[item.key] = item.get_io_manager_key()
+            raise UnloadableAssetError(
+                f"with_schemas cannot attach a schema to asset {item.key.to_user_string()}: "
+                "it is a SourceAsset, which Dagster lets no one add metadata to. Declare it "
+                f"as dg.AssetSpec({item.key.to_user_string()!r}) and give the checks a "
+                "source= (dd.sources) that reads its table, or check it with "
+                "dd.schema_checks(schema, asset=..., source=...) beside it."
+            )
         elif isinstance(item, dg.AssetsDefinition):
             for spec in item.specs:
                 specs[spec.key] = spec

@@ -37,7 +37,7 @@ class Partition:
 
     def polars(self, column: str, dtype: pl.DataType) -> pl.Expr:
         """A polars predicate on `column` of `dtype`."""
-        if self.window is None:
+        if self.window is None or dtype == pl.String:  # a key column: match the keys
             return pl.col(column).cast(pl.String).is_in(list(self.keys))
         col = pl.col(column)
         start, end = (_bound(value, dtype) for value in self.window)

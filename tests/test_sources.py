@@ -143,6 +143,53 @@ def test_duckdb_partition_reads_only_the_run_partition(tmp_path: Path) -> None:
     assert rows == {defective_orders().height}
 
 
+def test_a_partition_with_no_rows_says_so(tmp_path: Path) -> None:
+    resources = {"duckdb": DuckDBResource(database=str(tmp_path / "shop.duckdb"))}
+    wrong = dd.sources.DuckDBTableSource(table="sales.orders", partition_expr="day + 1")
+    dg.materialize(_daily_duckdb(tmp_path, wrong), resources=resources, partition_key="2024-01-03")
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = dg.materialize(
+        _daily_duckdb(tmp_path, wrong),
+        resources=resources,
+        partition_key="2024-01-03",
+        instance=instance,
+    )
+
+    rows = {
+        e.metadata["dy_row_count"].value
+        for e in evaluations(result).values()
+        if "dy_row_count" in e.metadata
+    }
+    assert rows == {0}
+    assert any(
+        "loaded 0 rows" in line and "partition_expr" in line for line in logs(instance, result)
+    )
+
+
+def test_rules_say_they_were_not_evaluated_when_the_columns_do_not_match(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", storefront_orders())
+    orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
+    defs = dd.with_schemas(
+        dg.Definitions(
+            assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
+        ),
+        {"orders": OrdersSchema},  # the Enum and zone that DuckDB does not hand back
+        source=dd.sources.DuckDBTableSource(),
+    )
+
+    result = _check(defs)
+
+    evaluated = evaluations(result)
+    assert not evaluated.pop("dy_schema__columns").passed
+    assert evaluated and all(
+        e.severity == dg.AssetCheckSeverity.WARN
+        and e.metadata["dy_evaluated"].value is False
+        and "Not evaluated: dy_schema__columns failed" in e.metadata["dy_not_evaluated"].value
+        for e in evaluated.values()
+    )
+
+
 def test_a_partitioned_run_without_partition_expr_says_so(tmp_path: Path) -> None:
     resources = {"duckdb": DuckDBResource(database=str(tmp_path / "shop.duckdb"))}
     assets = _daily_duckdb(tmp_path, dd.sources.DuckDBTableSource(table="sales.orders"))

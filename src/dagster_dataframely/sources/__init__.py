@@ -14,6 +14,7 @@ from __future__ import annotations
 from ..errors import InvalidSourceError
 from ._base import Source, SourceLike, reading
 from ._callable import CallableSource
+from ._config import SourceKind, source_from_config
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
@@ -25,9 +26,11 @@ __all__ = [
     "IOManagerSource",
     "ParquetSource",
     "Source",
+    "SourceKind",
     "SourceLike",
     "as_source",
     "reading",
+    "source_from_config",
 ]
 
 

@@ -63,7 +63,8 @@ class DuckDBTableSource(Source):
                 f"Reading asset {asset_key.to_user_string()} from DuckDB table {table} "
                 f"(resource '{self.resource_key}'), streamed: {query}"
             )
-            yield scan_duckdb(connection, query)
+            with scan_duckdb(connection, query) as frame:
+                yield frame
 
 
 def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -> str:
@@ -76,13 +77,16 @@ def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -
     return str(getattr(name, "value", name))
 
 
-def scan_duckdb(connection: Any, query: str) -> pl.LazyFrame:
-    """A LazyFrame over `query`: each collect streams Arrow batches through its own cursor."""
+@contextmanager
+def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
+    """A LazyFrame over `query`, valid inside the context: each collect streams Arrow batches
+    through its own cursor. The cursors are closed here, on exit, not in the batch generator:
+    a query that stops early (`head`) leaves its generator to be dropped on a polars thread,
+    where closing a DuckDB result aborts the process."""
+    cursors: list[Any] = []
     probe = connection.cursor()
-    try:
-        schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
-    finally:
-        probe.close()
+    cursors.append(probe)
+    schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
 
     def batches(
         with_columns: list[str] | None,
@@ -91,20 +95,23 @@ def scan_duckdb(connection: Any, query: str) -> pl.LazyFrame:
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
         cursor = connection.cursor()
-        try:
-            relation = cursor.sql(query)
-            if with_columns is not None:
-                relation = relation.project(", ".join(_identifier(c) for c in with_columns))
-            if n_rows is not None:
-                relation = relation.limit(n_rows)
-            reader = relation.to_arrow_reader(batch_size or _BATCH_ROWS)
-            for batch in iter(reader.read_next_batch, None):
-                frame = pl.DataFrame(pl.from_arrow(batch))
-                yield frame if predicate is None else frame.filter(predicate)
-        finally:
-            cursor.close()
+        cursors.append(cursor)
+        relation = cursor.sql(query)
+        if with_columns is not None:
+            relation = relation.project(", ".join(_identifier(c) for c in with_columns))
+        if n_rows is not None:
+            relation = relation.limit(n_rows)
+        reader = relation.to_arrow_reader(batch_size or _BATCH_ROWS)
+        cursors.append(reader)
+        for batch in iter(reader.read_next_batch, None):
+            frame = pl.DataFrame(pl.from_arrow(batch))
+            yield frame if predicate is None else frame.filter(predicate)
 
-    return register_io_source(batches, schema=schema, is_pure=True)
+    try:
+        yield register_io_source(batches, schema=schema, is_pure=True)
+    finally:
+        for opened in reversed(cursors):
+            opened.close()
 
 
 def _identifier(name: str) -> str:

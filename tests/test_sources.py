@@ -53,6 +53,15 @@ def _check(
     )
 
 
+def _user_error(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
+    """The class and message of the error the step's code raised (its causes left out: a
+    read error is raised from the reader's own)."""
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    return error.cause.cls_name or "", error.cause.message
+
+
 def _warehouse(path: Path, frame: pl.DataFrame, table: str = "sales.orders") -> Path:
     """A DuckDB file holding `frame` as `table`, written outside Dagster."""
     with duckdb.connect(str(path)) as connection:
@@ -77,16 +86,21 @@ def _warehouse_schema() -> Any:
 # --------------------------------------- DuckDB --------------------------------------- #
 
 
-def test_external_asset_on_duckdb_is_checked_through_the_resource(tmp_path: Path) -> None:
-    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+def _external_on_duckdb(database: Path, schema: Any) -> dg.Definitions:
+    """An external `orders` spec whose table is `sales.orders` in `database`, with checks."""
     orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
-    defs = dd.with_schemas(
+    return dd.with_schemas(
         dg.Definitions(
             assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
         ),
-        {"orders": _warehouse_schema()},
+        {"orders": schema},
         source=dd.sources.DuckDBTableSource(),
     )
+
+
+def test_external_asset_on_duckdb_is_checked_through_the_resource(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+    defs = _external_on_duckdb(database, _warehouse_schema())
 
     instance = dg.DagsterInstance.ephemeral()
     result = _check(defs, instance=instance)
@@ -169,14 +183,9 @@ def test_a_partition_with_no_rows_says_so(tmp_path: Path) -> None:
 
 def test_rules_say_they_were_not_evaluated_when_the_columns_do_not_match(tmp_path: Path) -> None:
     database = _warehouse(tmp_path / "shop.duckdb", storefront_orders())
-    orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
-    defs = dd.with_schemas(
-        dg.Definitions(
-            assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
-        ),
-        {"orders": OrdersSchema},  # the Enum and zone that DuckDB does not hand back
-        source=dd.sources.DuckDBTableSource(),
-    )
+    defs = _external_on_duckdb(
+        database, OrdersSchema
+    )  # the Enum and zone that DuckDB does not hand back
 
     result = _check(defs)
 
@@ -198,28 +207,20 @@ def test_a_partitioned_run_without_partition_expr_says_so(tmp_path: Path) -> Non
         assets, resources=resources, partition_key="2024-01-02", raise_on_error=False
     )
 
-    (failure,) = result.get_step_failure_events()
-    assert failure.step_failure_data.error.cause.cls_name == InvalidSourceError.__name__
-    assert "partition_expr" in failure.step_failure_data.error.cause.message
+    cls_name, message = _user_error(result)
+    assert cls_name == InvalidSourceError.__name__
+    assert "partition_expr" in message
 
 
 def test_a_missing_duckdb_table_names_the_asset_and_the_source(tmp_path: Path) -> None:
     database = _warehouse(tmp_path / "shop.duckdb", storefront_orders(), table="sales.other")
-    orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
-    defs = dd.with_schemas(
-        dg.Definitions(
-            assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
-        ),
-        {"orders": _warehouse_schema()},
-        source=dd.sources.DuckDBTableSource(),
-    )
+    defs = _external_on_duckdb(database, _warehouse_schema())
 
     result = _check(defs)
 
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error.cause
-    assert error.cls_name == SourceReadError.__name__
-    assert "asset orders" in error.message and "resource 'duckdb'" in error.message
+    cls_name, message = _user_error(result)
+    assert cls_name == SourceReadError.__name__
+    assert "asset orders" in message and "resource 'duckdb'" in message
 
 
 # ---------------------------------- files and functions ---------------------------------- #
@@ -346,10 +347,9 @@ def test_a_truncated_file_names_the_asset_and_the_io_manager(tmp_path: Path) -> 
         else _check(defs)
     )
 
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error.cause
-    assert error.cls_name == IOManagerLoadError.__name__
-    assert "IO manager 'lake_io' could not load asset orders" in error.message
+    cls_name, message = _user_error(result)
+    assert cls_name == IOManagerLoadError.__name__
+    assert "IO manager 'lake_io' could not load asset orders" in message
 
 
 def test_an_io_manager_that_raises_is_named() -> None:
@@ -368,11 +368,10 @@ def test_an_io_manager_that_raises_is_named() -> None:
         instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
     )
 
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error.cause
-    assert error.cls_name == IOManagerLoadError.__name__
-    assert "IO manager 'lake_io' could not load asset orders" in error.message
-    assert "warehouse unreachable" in error.message
+    cls_name, message = _user_error(result)
+    assert cls_name == IOManagerLoadError.__name__
+    assert "IO manager 'lake_io' could not load asset orders" in message
+    assert "warehouse unreachable" in message
 
 
 # ------------------------------------ definition time ------------------------------------ #

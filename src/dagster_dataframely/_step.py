@@ -13,7 +13,8 @@ manager, nor to tell a run from a direct invocation. Four facts are read here, e
   with that context after replacing its `_asset_key` (and the key of its `_asset_spec`).
 - `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
-  loads with, as Dagster does for a step's own inputs.
+  loads with, as Dagster does for a step's own inputs (pinned by
+  `tests/test_sources_dagster_private.py`).
 - `StepExecutionContext.repository_def` is set only in a deployed code location; under
   `materialize` / `execute_in_process` the job's asset graph stands in for it.
 """

@@ -7,7 +7,7 @@ compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
 from importlib import import_module
 from types import ModuleType
 
-from . import data, errors, testing, wiring
+from . import data, errors, sources, testing, wiring
 from ._asset import asset
 from ._collection import collection_checks
 from ._component import SchemaChecksComponent
@@ -25,6 +25,7 @@ __all__ = [
     "errors",
     "pandera",
     "schema_checks",
+    "sources",
     "testing",
     "warn",
     "wiring",

@@ -8,6 +8,9 @@ attributes:
     - asset: orders
       schema: my_pkg.schemas:Orders
       warn: [note]
+    - asset: shop/orders             # a dbt model: read from DuckDB, not an IO manager
+      schema: my_pkg.schemas:ShopOrders
+      source: {kind: duckdb_table, resource_key: duckdb}
   collections:                     # optional: cross-table checks of a dy.Collection
     - collection: my_pkg.schemas:Shop
       members: {orders: orders, lines: order_lines}
@@ -37,6 +40,7 @@ from ._collection import collection_checks
 from ._schemas import as_dataframely
 from ._sidecar import schema_checks
 from .errors import DagsterDataframelyError, UnsupportedSchemaError
+from .sources import Source, SourceKind, source_from_config
 
 Granularity = Literal["rule", "column", "schema"]
 SchemaRules = Literal["collapsed", "per_rule"]
@@ -86,6 +90,25 @@ def _imported(field: str, reference: str) -> Any:
 
 
 @dataclass
+class SourceConfig(dg.Resolvable):
+    """Where an entry's table is read from, when not through the asset's IO manager."""
+
+    kind: SourceKind
+    resource_key: str | None = None
+    table: str | None = None
+    partition_expr: str | None = None
+    path: str | None = None
+    storage_options: dict[str, str] | None = None
+    function: str | None = None
+    resource_keys: Sequence[str] = ()
+    io_manager_key: str | None = None
+
+    def build(self) -> Source:
+        fields = {name: value for name, value in vars(self).items() if name != "kind"}
+        return source_from_config(self.kind, fields)
+
+
+@dataclass
 class SchemaCheck(dg.Resolvable):
     """One asset and the schema its stored table is checked against."""
 
@@ -114,6 +137,7 @@ class SchemaCheck(dg.Resolvable):
     schema_rules: SchemaRules | None = None
     max_failure_samples: int | None = None
     name: str | None = None
+    source: SourceConfig | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -163,6 +187,8 @@ _TEMPLATE = textwrap.dedent(
       # One entry per asset: its key ('prefix/name') and its schema ('package.module:Class').
       # Optional per entry, or here for every entry: blocking, check_granularity (rule,
       # column or schema), schema_rules (collapsed or per_rule), max_failure_samples.
+      # Per entry, source: where a table no IO manager stores is read from, e.g.
+      # {{kind: duckdb_table, resource_key: duckdb}} for a dbt model (see dd.sources).
       checks: []
       #  - asset: orders
       #    schema: my_project.schemas:Orders
@@ -178,7 +204,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     managers: one asset check per rule.
 
     `checks` lists `{asset, schema: "package.module:Class", warn, blocking, check_granularity,
-    schema_rules, max_failure_samples, name}`; the settings beside `checks` apply to every
+    schema_rules, max_failure_samples, name, source}`; the settings beside `checks` apply to every
     entry that does not set its own.
     """
 
@@ -244,6 +270,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 check_granularity=entry.check_granularity or self.check_granularity,
                 schema_rules=entry.schema_rules or self.schema_rules,
                 max_failure_samples=_first(entry.max_failure_samples, self.max_failure_samples),
+                source=entry.source.build() if entry.source else None,
             )
         except DagsterDataframelyError as error:
             raise _located(error, context.path / "defs.yaml", index, entry) from None

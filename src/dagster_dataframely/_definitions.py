@@ -2,6 +2,8 @@
 
 Each named asset's spec gets the Columns tab metadata merged in (its compute function, IO
 manager and other metadata stay as they are) and the Definitions get the sidecar checks.
+Whether each asset can be read (its IO manager, or a `source=`) is decided here, at
+definition time, not when the checks run.
 """
 
 from __future__ import annotations
@@ -17,7 +19,8 @@ from ._collection import declared_collection_checks
 from ._metadata import schema_metadata
 from ._schemas import SchemaLike, as_dataframely
 from ._sidecar import schema_checks
-from .errors import UnknownAssetError
+from .errors import UnknownAssetError, UnloadableAssetError
+from .sources import SourceLike, as_source
 
 _LISTED_KEYS = 50
 
@@ -32,6 +35,7 @@ def with_schemas(
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -41,6 +45,12 @@ def with_schemas(
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
+
+    Each asset is read through its own IO manager (the run's resource under the asset's
+    `io_manager_key`) unless `source` says otherwise: one source for every named asset (a
+    `dd.sources.DuckDBTableSource()` reads each asset's `dagster/table_name`), or a mapping
+    `{key: source}`. An asset with no IO manager (a dbt model, an external `AssetSpec`) and no
+    source raises `UnloadableAssetError`.
 
     Example:
         ```python
@@ -54,7 +64,7 @@ def with_schemas(
             collections[key] = value  # type: ignore[assignment]  # a collection entry
         else:
             by_key[parse_asset_key(key, argument="with_schemas key")] = as_dataframely(value)
-    specs = _declared_specs(defs)
+    specs, io_managers = _declared(defs)
     members = [
         parse_asset_key(key, argument="with_schemas key")
         for entry in collections.values()
@@ -63,6 +73,7 @@ def with_schemas(
     unknown = list(dict.fromkeys(key for key in [*by_key, *members] if key not in specs))
     if unknown:
         raise UnknownAssetError(_unknown_message(unknown, list(specs)))
+    sources = _sources(source, by_key, io_managers)
     collection_checks, by_collection = [], set[dg.AssetKey]()
     for collection, entry in collections.items():
         built, member_schemas = declared_collection_checks(
@@ -93,6 +104,7 @@ def with_schemas(
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
             partitions_def=partitions_def or specs[key].partitions_def,
+            source=sources[key],
         )
         for key, schema in by_key.items()
         if key not in by_collection
@@ -104,15 +116,68 @@ def with_schemas(
     return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=[*checks, *collection_checks]))
 
 
-def _declared_specs(defs: dg.Definitions) -> dict[dg.AssetKey, dg.AssetSpec]:
-    """The spec of every asset `defs` declares directly, by key."""
+def _declared(
+    defs: dg.Definitions,
+) -> tuple[dict[dg.AssetKey, dg.AssetSpec], dict[dg.AssetKey, str | None]]:
+    """The spec of every asset `defs` declares directly, and the key of the IO manager that
+    stores it (None when nothing stores it: an external spec, a dbt model), by key."""
     specs: dict[dg.AssetKey, dg.AssetSpec] = {}
+    io_managers: dict[dg.AssetKey, str | None] = {}
     for item in defs.assets or []:
         if isinstance(item, dg.AssetSpec):
             specs[item.key] = item
+            io_managers[item.key] = None
+        elif isinstance(item, dg.SourceAsset):
+            raise UnloadableAssetError(
+                f"with_schemas cannot attach a schema to asset {item.key.to_user_string()}: "
+                "it is a SourceAsset, which Dagster lets no one add metadata to. Declare it "
+                f"as dg.AssetSpec({item.key.to_user_string()!r}) and give the checks a "
+                "source= (dd.sources) that reads its table, or check it with "
+                "dd.schema_checks(schema, asset=..., source=...) beside it."
+            )
         elif isinstance(item, dg.AssetsDefinition):
-            specs.update((spec.key, spec) for spec in item.specs)
-    return specs
+            for spec in item.specs:
+                specs[spec.key] = spec
+                io_managers[spec.key] = _io_manager_key(item, spec.key)
+    return specs, io_managers
+
+
+def _io_manager_key(assets_def: dg.AssetsDefinition, key: dg.AssetKey) -> str | None:
+    if not assets_def.is_executable:
+        return None
+    output = assets_def.node_def.output_def_named(assets_def.get_output_name_for_asset_key(key))
+    return None if output.dagster_type.is_nothing else output.io_manager_key
+
+
+def _sources(
+    source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None,
+    keys: Mapping[dg.AssetKey, object],
+    io_managers: Mapping[dg.AssetKey, str | None],
+) -> dict[dg.AssetKey, SourceLike]:
+    """The source of each checked asset; its IO manager where `source` names none."""
+    given = (
+        {parse_asset_key(key, argument="source key"): value for key, value in source.items()}
+        if isinstance(source, Mapping)
+        else dict.fromkeys(keys, source)
+    )
+    stray = [key.to_user_string() for key in given if key not in keys]
+    if stray:
+        raise UnknownAssetError(
+            f"with_schemas(source={{...}}) names asset(s) without a schema: {', '.join(stray)}. "
+            "Give each of them a schema too, or remove them from source=."
+        )
+    chosen: dict[dg.AssetKey, SourceLike] = {}
+    for key in keys:
+        value = given.get(key)
+        if value is None and io_managers[key] is None:
+            raise UnloadableAssetError(
+                f"with_schemas cannot read asset {key.to_user_string()}: it has no IO manager "
+                "(a dbt model, an external AssetSpec or an asset whose output is Nothing), so "
+                "there is no stored table to load. Say where its table is with source= (e.g. "
+                "dd.sources.DuckDBTableSource(), reading its dagster/table_name)."
+            )
+        chosen[key] = as_source(value, io_manager_key=io_managers[key])
+    return chosen
 
 
 def _unknown_message(unknown: list[dg.AssetKey], known: list[dg.AssetKey]) -> str:

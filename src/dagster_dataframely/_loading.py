@@ -12,14 +12,17 @@ own IO manager itself, in order:
 3. for a `pl.DataFrame` (a `DbIOManager` with several handlers and no default).
 
 The first load that succeeds wins; pandas and pyarrow values are converted. The IO manager
-is built from the asset's resource definitions (as `context.load_asset_value` does) and
-stays open while the frame is evaluated, so a scan that reads through a resource still works.
+is the run's resource when the check requires its key (so run config and resources bound
+under another key reach it), else it is built from the asset's resource definitions (as
+`context.load_asset_value` does); it stays open while the frame is evaluated, so a scan that
+reads through a resource still works. A failed load names the asset and the IO manager.
 """
 
 from __future__ import annotations
 
+import typing
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import dagster as dg
@@ -27,7 +30,18 @@ import polars as pl
 
 from ._display import type_name
 from ._evaluate import as_lazy
-from .errors import UnsupportedFrameError
+from ._step import resource_config
+from .errors import IOManagerLoadError, UnsupportedFrameError
+
+#: The exceptions of reading a table (a missing or truncated file, a refused query), as
+#: opposed to a rule whose expression is wrong: re-raised naming the asset and the reader.
+READ_ERRORS: tuple[type[Exception], ...] = (OSError, pl.exceptions.ComputeError)
+try:
+    import duckdb
+
+    READ_ERRORS += (duckdb.Error,)
+except ImportError:  # pragma: no cover - duckdb is optional
+    pass
 
 #: What the IO manager is asked for, in order; None is its own default (an `Any` input).
 _ATTEMPTS: tuple[type | None, ...] = (pl.LazyFrame, None, pl.DataFrame)
@@ -39,8 +53,9 @@ def stored_table(
 ) -> Iterator[pl.LazyFrame]:
     """The stored table of `asset_key` (the run's partition of it, if any) as a LazyFrame.
 
-    Raises the IO manager's own error when no load succeeds, and `UnsupportedFrameError`
-    naming the type and the IO manager when the loaded value is not a table.
+    Raises `IOManagerLoadError` naming the asset and the IO manager when no load succeeds,
+    and `UnsupportedFrameError` naming the type and the IO manager when the loaded value is
+    not a table.
     """
     layer = context.job_def.asset_layer
     if not layer.has(asset_key):
@@ -51,8 +66,17 @@ def stored_table(
     node = layer.get(asset_key)
     io_manager_key = node.io_manager_key
     partition = _partition(context)
-    with dg.AssetValueLoader({asset_key: node.assets_def}, instance=context.instance) as loader:
-        value = _load(context, loader, asset_key, io_manager_key, partition)
+    with ExitStack() as stack:
+        load = _run_loader(context, node.assets_def, asset_key, io_manager_key, partition)
+        if load is None:
+            loader = stack.enter_context(
+                dg.AssetValueLoader({asset_key: node.assets_def}, instance=context.instance)
+            )
+
+            def load(python_type: type | None) -> Any:
+                return loader.load_asset_value(asset_key, python_type=python_type, **partition)
+
+        value = _load(context, load, asset_key, io_manager_key, partition)
         try:
             frame = as_lazy(value, asset=asset_key.to_user_string())
         except UnsupportedFrameError:
@@ -67,12 +91,63 @@ def stored_table(
             f"Loaded {asset_key.to_user_string()}{_where(partition)} through IO manager "
             f"'{io_manager_key}' as a {type_name(value)}; evaluating {how}."
         )
-        yield frame
+        try:
+            yield frame
+        except READ_ERRORS as error:  # a lazy load fails when read: a truncated file
+            raise _load_error(asset_key, io_manager_key, partition, error) from error
+
+
+def _run_loader(
+    context: dg.AssetCheckExecutionContext,
+    assets_def: dg.AssetsDefinition,
+    asset_key: dg.AssetKey,
+    io_manager_key: str,
+    partition: dict[str, Any],
+) -> Any:
+    """A load through the run's own IO manager resource, or None when the check does not
+    require `io_manager_key` (then the IO manager is built from the asset's definition)."""
+    if io_manager_key not in context.op_def.required_resource_keys:
+        return None
+    io_manager = getattr(context.resources, io_manager_key)
+    config = resource_config(context, io_manager_key)
+    spec = assets_def.specs_by_key[asset_key]
+    output_name = (
+        assets_def.get_output_name_for_asset_key(asset_key) if assets_def.is_executable else None
+    )
+    key_range = partition.get("partition_key_range")
+    if "partition_key" in partition:
+        key_range = dg.PartitionKeyRange(partition["partition_key"], partition["partition_key"])
+
+    def load(python_type: type | None) -> Any:
+        input_context = dg.build_input_context(
+            asset_key=asset_key,
+            dagster_type=_dagster_type(python_type),
+            upstream_output=dg.build_output_context(
+                name=output_name, definition_metadata=dict(spec.metadata), asset_key=asset_key
+            ),
+            partition_key=partition.get("partition_key"),
+            asset_partition_key_range=key_range,
+            asset_partitions_def=assets_def.partitions_def,
+            resource_config=config,
+            instance=context.instance,
+        )
+        return io_manager.load_input(input_context)
+
+    return load
+
+
+def _dagster_type(python_type: type | None) -> dg.DagsterType:
+    """The input type an IO manager reads `context.dagster_type.typing_type` from."""
+    return dg.DagsterType(
+        type_check_fn=lambda _context, _value: True,
+        name=python_type.__name__ if python_type else "Any",
+        typing_type=python_type or typing.Any,
+    )
 
 
 def _load(
     context: dg.AssetCheckExecutionContext,
-    loader: dg.AssetValueLoader,
+    load: Any,
     asset_key: dg.AssetKey,
     io_manager_key: str,
     partition: dict[str, Any],
@@ -80,7 +155,7 @@ def _load(
     errors: list[Exception] = []
     for python_type in _ATTEMPTS:
         try:
-            return loader.load_asset_value(asset_key, python_type=python_type, **partition)
+            return load(python_type)
         except Exception as error:
             asked = python_type.__name__ if python_type else "its default type"
             context.log.debug(
@@ -89,7 +164,19 @@ def _load(
             )
             errors.append(error)
     # The default load's error speaks for the IO manager; a lazy refusal is expected.
-    raise errors[1] from errors[0]
+    raise _load_error(asset_key, io_manager_key, partition, errors[1]) from errors[1]
+
+
+def _load_error(
+    asset_key: dg.AssetKey, io_manager_key: str, partition: dict[str, Any], error: Exception
+) -> IOManagerLoadError:
+    return IOManagerLoadError(
+        f"IO manager '{io_manager_key}' could not load asset {asset_key.to_user_string()}"
+        f"{_where(partition)}: {type(error).__name__}: {error}. Check that the asset was "
+        "materialized (for this partition) through this IO manager and its stored table is "
+        "complete; for a table the IO manager does not store (dbt, a warehouse table), give "
+        "the checks a source= (see dd.sources)."
+    )
 
 
 def _partition(context: dg.AssetCheckExecutionContext) -> dict[str, Any]:

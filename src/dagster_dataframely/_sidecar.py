@@ -1,7 +1,8 @@
 """`dd.schema_checks`: a schema's checks beside an asset that already exists.
 
 One `@dg.multi_asset_check` per asset reads the stored table back through the asset's own IO
-manager (see `_loading`) and reports one check per rule; nothing about the asset changes.
+manager (see `_loading`), or from the `source=` it is given (see `sources`), and reports one
+check per rule; nothing about the asset changes.
 Specs and results come from `check_specs` and `check_results`, with settings resolved once
 here, so the names Dagster matches always agree.
 """
@@ -15,13 +16,14 @@ from collections.abc import Iterator, Sequence
 import dagster as dg
 
 from ._asset_keys import parse_asset_key
-from ._loading import stored_table
-from ._naming import dagster_name
+from ._naming import COLUMN_SCHEMA_CHECK, dagster_name
 from ._results import check_results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings
 from ._severity import warn_names
 from ._specs import check_specs
+from .errors import ColumnSchemaError
+from .sources import Source, SourceLike, as_source, reading
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -40,6 +42,7 @@ def schema_checks(
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    source: SourceLike | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -51,6 +54,11 @@ def schema_checks(
     otherwise; the column-schema check is always blocking. With `partitions_def` (the asset's)
     the checks are partitioned and evaluate the partition the run materialized.
 
+    `source` says where the table is read from when not through the asset's IO manager: a
+    `dd.sources` source (a DuckDB table, parquet or Delta files) or a function
+    `(context) -> frame`. The check requires the source's resource keys, so the run's
+    resources (and their run config) read the table.
+
     Example:
         ```python
         defs = dg.Definitions(
@@ -61,6 +69,7 @@ def schema_checks(
     """
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(asset)
+    reader = as_source(source)
     warn = warn_names(warn)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
@@ -81,27 +90,81 @@ def schema_checks(
         name=name or step_name(key),
         specs=specs,
         can_subset=True,
+        required_resource_keys=set(reader.required_resource_keys),
         description=f"Rules of {dy_schema.__name__} on the stored {key.to_user_string()} table.",
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
         selected = {k.name for k in context.selected_asset_check_keys if k.asset_key == key}
-        with stored_table(context, key) as frame:
-            for result in check_results(
-                dy_schema,
-                frame,
-                asset_key=key,
-                warn=warn,
-                check_granularity=settings.check_granularity,
-                schema_rules=settings.schema_rules,
-                max_failure_samples=settings.max_failure_samples,
-                checks=selected,
-            ):
-                # The column-schema check always runs (it reads only the frame's schema),
-                # but Dagster accepts results only for the checks the run selected.
-                if result.check_name in selected:
-                    yield result
+        reported: list[dg.AssetCheckResult] = []
+        try:
+            with reading(key, reader), reader.open(context, key) as frame:
+                for result in check_results(
+                    dy_schema,
+                    frame,
+                    asset_key=key,
+                    warn=warn,
+                    check_granularity=settings.check_granularity,
+                    schema_rules=settings.schema_rules,
+                    max_failure_samples=settings.max_failure_samples,
+                    checks=selected,
+                ):
+                    # The column-schema check always runs (it reads only the frame's schema),
+                    # but Dagster accepts results only for the checks the run selected.
+                    if result.check_name in selected:
+                        reported.append(result)
+                        yield result
+        except ColumnSchemaError as error:
+            done = {result.check_name for result in reported}
+            yield from not_evaluated(key, sorted(selected - done), error)
+            raise
+        _warn_if_empty(context, key, reader, reported)
 
     return _checks
+
+
+def not_evaluated(
+    asset_key: dg.AssetKey, checks: Sequence[str], error: ColumnSchemaError
+) -> Iterator[dg.AssetCheckResult]:
+    """Results saying `checks` were not evaluated because the column schema did not match:
+    `WARN`, `dy_evaluated: false` and the reason, so they do not read as failed rules (the
+    failing, blocking `dy_schema__columns` is what stops the run)."""
+    columns = ", ".join(list(error.mismatches)[:10])
+    reason = (
+        f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
+        f"missing or of another dtype: {columns}), so no rule was run on this table."
+    )
+    for name in checks:
+        yield dg.AssetCheckResult(
+            check_name=name,
+            asset_key=asset_key,
+            passed=False,
+            severity=dg.AssetCheckSeverity.WARN,
+            description=reason,
+            metadata={"dy_evaluated": False, "dy_not_evaluated": reason},
+        )
+
+
+def _warn_if_empty(
+    context: dg.AssetCheckExecutionContext,
+    asset_key: dg.AssetKey,
+    reader: Source,
+    reported: Sequence[dg.AssetCheckResult],
+) -> None:
+    """A table that loaded no rows passes every rule: say so, so that a wrong partition
+    expression or an empty load is visible."""
+    rows = [r.metadata["dy_row_count"] for r in reported if "dy_row_count" in r.metadata]
+    if rows and all(getattr(row, "value", row) == 0 for row in rows):
+        context.log.warning(
+            f"Asset {asset_key.to_user_string()} loaded 0 rows from {reader.describe()}"
+            f"{_partition_note(context)}: every rule passes on an empty table. Check that the "
+            "asset was materialized and, for a partition, the source's partition_expr."
+        )
+
+
+def _partition_note(context: dg.AssetCheckExecutionContext) -> str:
+    if context.has_partition_key or context.has_partition_key_range:
+        return f" for partition(s) {', '.join(context.partition_keys)}"
+    return ""
 
 
 def step_name(asset_key: dg.AssetKey) -> str:

@@ -11,6 +11,10 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
   to store the output (resources, definition metadata, partitions). The quarantine is written
   with that context after replacing its `_asset_key` (and the key of its `_asset_spec`).
+- `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
+  as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
+  loads with, as Dagster does for a step's own inputs (pinned by
+  `tests/test_sources_dagster_private.py`).
 - `StepExecutionContext.repository_def` is set only in a deployed code location; elsewhere
   (`materialize`, `execute_in_process` of a job) the job's asset graph is a subset of the
   code location's, and its `source_asset_graph` is the whole graph of the Definitions.
@@ -41,6 +45,7 @@ __all__ = [
     "StoredTable",
     "asset_graph",
     "in_run",
+    "resource_config",
     "stored_table",
     "write_as",
 ]
@@ -144,3 +149,9 @@ def _output_as(context: Context, asset_key: dg.AssetKey) -> tuple[Any, dg.Output
     if output_context._asset_spec is not None:
         output_context._asset_spec = output_context._asset_spec.replace_attributes(key=asset_key)
     return step.get_io_manager(handle), output_context
+
+
+def resource_config(context: Context | dg.AssetCheckExecutionContext, key: str) -> Any:
+    """The config the run resolved for resource `key` (what its IO manager reads as
+    `context.resource_config`)."""
+    return context.get_step_execution_context().resolved_run_config.resources[key].config

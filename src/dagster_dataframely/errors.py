@@ -13,15 +13,19 @@ __all__ = [
     "ColumnSchemaError",
     "DagsterDataframelyError",
     "FrameConversionError",
+    "IOManagerLoadError",
     "InvalidAssetKeyError",
     "InvalidSettingError",
     "InvalidSeverityError",
+    "InvalidSourceError",
     "MemberPartitionsError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "QuarantineLayoutError",
     "ReservedColumnError",
+    "SourceReadError",
     "UnknownAssetError",
+    "UnloadableAssetError",
     "UnsupportedFrameError",
     "UnsupportedSchemaError",
     "ValidationAbortError",
@@ -72,6 +76,16 @@ class MemberPartitionsError(DagsterDataframelyError, ValueError):
     """The members of a collection's checks are partitioned differently (or some not at all)."""
 
 
+class UnloadableAssetError(DagsterDataframelyError, ValueError):
+    """Checks name an asset the sidecar cannot read: it has no IO manager (a dbt model, an
+    external `AssetSpec`) and no `source=` says where its table is."""
+
+
+class InvalidSourceError(DagsterDataframelyError, ValueError):
+    """A `source=` is not a source, or cannot select what the run checks (a partitioned run
+    and no `partition_expr`, a table name that is not one)."""
+
+
 # ------------------------------------- run time ------------------------------------- #
 
 
@@ -87,6 +101,16 @@ class FrameConversionError(DagsterDataframelyError, TypeError):
         super().__init__(message)
         #: the column that could not be converted, None when no single column is to blame
         self.column = column
+
+
+class SourceReadError(DagsterDataframelyError):
+    """The sidecar could not read an asset's table from its source (a missing or truncated
+    file, a refused query); the message names the asset and the source."""
+
+
+class IOManagerLoadError(SourceReadError):
+    """The asset's IO manager could not load it; the message names the asset and the IO
+    manager."""
 
 
 class ColumnSchemaError(DagsterDataframelyError):

@@ -1,0 +1,55 @@
+"""A source: a LazyFrame of the run's partition of an asset, and the resources it reads."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from .._loading import READ_ERRORS
+from ..errors import SourceReadError
+
+
+class Source(ABC):
+    """Where the sidecar reads an asset's stored table from.
+
+    A source has one job: hand the checks a `pl.LazyFrame` over the run's partition of the
+    asset, open while the rules are evaluated, and declare the resource keys it reads through
+    (the check requires them, so the run's resources and their config reach it).
+    """
+
+    @property
+    def required_resource_keys(self) -> frozenset[str]:
+        """The resource keys the check must require for this source to read."""
+        return frozenset()
+
+    @abstractmethod
+    def describe(self) -> str:
+        """What the source reads, for messages: `DuckDB table 'main.orders' via 'duckdb'`."""
+
+    @abstractmethod
+    def open(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> AbstractContextManager[pl.LazyFrame]:
+        """The run's partition of `asset_key`, as a LazyFrame valid inside the context."""
+
+
+@contextmanager
+def reading(asset_key: dg.AssetKey, source: Source) -> Iterator[None]:
+    """Re-raise a read failure (a missing or truncated file, a refused query) as
+    `SourceReadError` naming the asset and the source, not only the step."""
+    try:
+        yield
+    except READ_ERRORS as error:
+        raise SourceReadError(
+            f"Could not read asset {asset_key.to_user_string()} from {source.describe()}: "
+            f"{type(error).__name__}: {error}. Check that the asset was materialized (for this "
+            "partition) and that the stored table is complete."
+        ) from error
+
+
+SourceLike = Source | Callable[..., Any]

@@ -1,0 +1,129 @@
+"""`DuckDBTableSource`: a DuckDB table read through a resource, streamed in record batches.
+
+Each query of the evaluator opens its own cursor on the resource's connection and reads the
+table (projected, the partition filtered in SQL) as Arrow record batches, so memory stays
+bounded as with a parquet scan and several queries may run at once (`pl.collect_all`); one
+DuckDB relation would refuse a second pending query (`relation.pl(lazy=True)` does that).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import polars as pl
+from polars.io.plugins import register_io_source
+
+from ..errors import InvalidSourceError
+from ._base import Source
+from ._partitions import require_expr, run_partition
+
+#: The metadata key dagster-dbt and Dagster's database IO managers set to the table's name.
+TABLE_NAME = "dagster/table_name"
+_BATCH_ROWS = 100_000
+
+
+@dataclass(frozen=True)
+class DuckDBTableSource(Source):
+    """The asset's DuckDB table, read through a resource whose `get_connection()` yields a
+    DuckDB connection (`dagster_duckdb.DuckDBResource`).
+
+    `table` defaults to the asset's `dagster/table_name` metadata (dagster-dbt sets it), else
+    the asset key's parts joined by dots. `partition_expr` is the column (or SQL expression)
+    that selects the run's partition.
+    """
+
+    resource_key: str = "duckdb"
+    table: str | None = None
+    partition_expr: str | None = None
+
+    @property
+    def required_resource_keys(self) -> frozenset[str]:
+        return frozenset({self.resource_key})
+
+    def describe(self) -> str:
+        table = f"'{self.table}'" if self.table else "(dagster/table_name)"
+        return f"DuckDB table {table} via resource '{self.resource_key}'"
+
+    @contextmanager
+    def open(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[pl.LazyFrame]:
+        table = self.table or table_name(context, asset_key)
+        partition = run_partition(context)
+        require_expr(partition, self.partition_expr, self.describe())
+        query = f"SELECT * FROM {_quoted(table)}"
+        if partition is not None and self.partition_expr is not None:
+            query += f" WHERE {partition.sql(self.partition_expr)}"
+        with getattr(context.resources, self.resource_key).get_connection() as connection:
+            context.log.info(
+                f"Reading asset {asset_key.to_user_string()} from DuckDB table {table} "
+                f"(resource '{self.resource_key}'), streamed: {query}"
+            )
+            with scan_duckdb(connection, query) as frame:
+                yield frame
+
+
+def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -> str:
+    """The asset's `dagster/table_name` metadata, else its key parts joined by dots."""
+    layer = context.job_def.asset_layer
+    metadata = layer.get(asset_key).metadata if layer.has(asset_key) else {}
+    name = metadata.get(TABLE_NAME)
+    if name is None:
+        return ".".join(asset_key.path)
+    return str(getattr(name, "value", name))
+
+
+@contextmanager
+def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
+    """A LazyFrame over `query`, valid inside the context: each collect streams Arrow batches
+    through its own cursor. The cursors are closed here, on exit, not in the batch generator:
+    a query that stops early (`head`) leaves its generator to be dropped on a polars thread,
+    where closing a DuckDB result aborts the process."""
+    cursors: list[Any] = []
+    probe = connection.cursor()
+    cursors.append(probe)
+    schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
+
+    def batches(
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        cursor = connection.cursor()
+        cursors.append(cursor)
+        relation = cursor.sql(query)
+        if with_columns is not None:
+            relation = relation.project(", ".join(_identifier(c) for c in with_columns))
+        if n_rows is not None:
+            relation = relation.limit(n_rows)
+        reader = relation.to_arrow_reader(batch_size or _BATCH_ROWS)
+        cursors.append(reader)
+        for batch in iter(reader.read_next_batch, None):
+            frame = pl.DataFrame(pl.from_arrow(batch))
+            yield frame if predicate is None else frame.filter(predicate)
+
+    try:
+        yield register_io_source(batches, schema=schema, is_pure=True)
+    finally:
+        for opened in reversed(cursors):
+            opened.close()
+
+
+def _identifier(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def _quoted(table: str) -> str:
+    """`db.schema.table` with each part quoted (names from metadata are not SQL)."""
+    parts = [part.strip('"') for part in table.split(".")]
+    if not all(parts) or len(parts) > 3:
+        raise InvalidSourceError(
+            f"{table!r} is not a DuckDB table name: write 'table', 'schema.table' or "
+            "'database.schema.table'."
+        )
+    return ".".join(_identifier(part) for part in parts)

@@ -55,8 +55,9 @@ def test_every_entry_point_reads_a_key_the_same_way(key: Any, tmp_path: Path) ->
     assert dd.schema_checks(OrdersSchema, asset=key).check_keys == {
         dg.AssetCheckKey(RAW_ORDERS, name) for name in _names()
     }
+    stored = dg.asset(key=RAW_ORDERS)(storefront_orders)  # with_schemas reads a stored table
     defs = dd.with_schemas(
-        dg.Definitions(assets=[dg.AssetSpec(RAW_ORDERS)]),
+        dg.Definitions(assets=[stored]),
         {key if not isinstance(key, list) else tuple(key): OrdersSchema},
     )
     assert dg.Definitions.validate_loadable(defs) is None

@@ -36,7 +36,10 @@ from dagster_dataframely.data import (
 
 ROOT = Path(__file__).resolve().parents[1]
 #: Pages whose blocks build on each other in one namespace: each is run whole by its own test.
-RUN_WHOLE = {"docs/collections.md": "tests/test_collection_docs.py"}
+RUN_WHOLE = {
+    "docs/collections.md": "tests/test_collection_docs.py",
+    "docs/sources.md": "tests/test_sources_dbt.py",
+}
 PAGES = sorted(
     page
     for page in [*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]

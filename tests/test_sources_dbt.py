@@ -3,11 +3,13 @@ real runs: the models are not changed, and nothing is read through an IO manager
 
 from __future__ import annotations
 
+import os
+import re
 from pathlib import Path
 
 import dagster as dg
 import pytest
-from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
+from dbt_shop import DATABASE, DBT, ShopCustomers, ShopOrders, dbt_models, prepare, resources
 from support import failed
 
 import dagster_dataframely as dd
@@ -59,3 +61,33 @@ def test_a_dbt_model_without_a_source_is_refused_at_definition_time(
 
     with pytest.raises(UnloadableAssetError, match=r"asset orders: it has no IO manager.*source="):
         dd.with_schemas(defs, {"orders": ShopOrders})
+
+
+def test_the_sources_page_checks_its_dbt_models_as_written(
+    parsed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/sources.md's example, run as written in a folder of its own: the page's names
+    (`MANIFEST`, `PROJECT`, the schemas) are the test project's."""
+    page = (Path(__file__).parents[1] / "docs" / "sources.md").read_text()
+    (block,) = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv(DATABASE, str(tmp_path / "shop.duckdb"))
+    monkeypatch.setenv("DBT_PROFILES_DIR", str(parsed))
+    monkeypatch.setenv("PATH", f"{Path(DBT).parent}{os.pathsep}{os.environ['PATH']}")
+    namespace = {
+        "MANIFEST": parsed / "target" / "manifest.json",
+        "PROJECT": str(parsed),
+        "ShopOrders": ShopOrders,
+        "ShopCustomers": ShopCustomers,
+    }
+    exec(compile(block, "docs/sources.md", "exec", dont_inherit=True), namespace)
+
+    result = (
+        namespace["defs"]
+        .resolve_implicit_global_asset_job_def()
+        .execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
+    )
+    assert failed(result) == {
+        "dy_rule__amount__min": (1, ERROR),
+        "dy_rule__status__regex": (1, ERROR),
+    }

@@ -14,7 +14,7 @@ from dagster.components.testing import DefsFolderSandbox, create_defs_folder_san
 from support import evaluations
 
 import dagster_dataframely as dd
-from dagster_dataframely.data import OrdersSchema, defective_orders
+from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 from dagster_dataframely.errors import InvalidSeverityError
 
 ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
@@ -76,7 +76,9 @@ def test_the_sidecar_takes_one_name_in_a_run(tmp_path: Path) -> None:
 
 def test_with_schemas_takes_one_name() -> None:
     defs = dd.with_schemas(
-        dg.Definitions(assets=[dg.AssetSpec("orders")]), {"orders": OrdersSchema}, warn="amount"
+        dg.Definitions(assets=[dg.asset(name="orders")(storefront_orders)]),
+        {"orders": OrdersSchema},
+        warn="amount",
     )
 
     (checks,) = defs.asset_checks or []

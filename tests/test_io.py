@@ -339,7 +339,8 @@ def test_loads_racing_rewrites_get_the_old_or_the_new_table_whole(tmp_path: Path
 
     Two writer threads rewrite the table through the IO manager while this thread loads it,
     eagerly and lazily; a lazy load reads its schema first and collects a little later, as
-    a check does, so a rewrite often lands in between. On a bounded budget of time.
+    a check does, so a rewrite often lands in between. Bounded: 3 seconds and 100 loads at
+    least, 30 seconds at most (on main, 3 failures came within 2 seconds).
     """
     manager = ParquetIOManager(base_dir=str(tmp_path))
     key = dg.AssetKey(["sales", "ledger"])
@@ -360,11 +361,13 @@ def test_loads_racing_rewrites_get_the_old_or_the_new_table_whole(tmp_path: Path
     writers = [threading.Thread(target=rewrite, args=(first,)) for first in (0, 1)]
     failures: list[str] = []
     loads = 0
-    deadline = time.monotonic() + 3
+    start = time.monotonic()
     for writer in writers:
         writer.start()
     try:
-        while time.monotonic() < deadline and len(failures) < 3:
+        while len(failures) < 3 and (elapsed := time.monotonic() - start) < 30:
+            if elapsed > 3 and loads >= 100:
+                break
             loads += 1
             try:
                 if loads % 2:
@@ -386,7 +389,6 @@ def test_loads_racing_rewrites_get_the_old_or_the_new_table_whole(tmp_path: Path
             writer.join()
 
     assert failures == [], f"{len(failures)} failed loads of {loads}"
-    assert loads > 50
 
 
 # ---------------------------------------- errors --------------------------------------- #

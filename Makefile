@@ -10,7 +10,16 @@ BIN := $(VENV)/bin
 # uv must use the machine's interpreter: it cannot download one here.
 export UV_PYTHON_DOWNLOADS := never
 
-.PHONY: install lint typecheck unit test demo bench clean
+# The other ends of the supported range, each in its own virtual environment `.venv-<env>`:
+# py310-oldest: the oldest Python with the oldest dependency set ($(OLDEST), pinned from
+#   pyproject.toml's lower bounds by `make constraints`);
+# py313: the newest Python with uv.lock, as the default environment (3.11).
+PY310 ?= python3.10
+PY313 ?= python3.13
+MATRIX := py310-oldest py313
+OLDEST := constraints/py310-oldest.txt
+
+.PHONY: install lint typecheck unit test matrix constraints demo bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -34,6 +43,33 @@ unit: install
 
 test: lint typecheck unit
 
+# The suite on each other environment of the matrix (CI runs it after `make test`).
+matrix: $(MATRIX:%=unit-%)
+
+unit-%: .venv-%/.synced
+	.venv-$*/bin/pytest -n 2 --dist loadgroup
+
+.venv-py313/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
+	UV_PROJECT_ENVIRONMENT=.venv-py313 $(UV) sync --frozen --all-extras --python $(PY313)
+	touch $@
+
+.venv-py310-oldest/.synced: $(UV) $(OLDEST) pyproject.toml examples/pyproject.toml
+	$(UV) venv --clear --python $(PY310) .venv-py310-oldest
+	$(UV) pip sync --python .venv-py310-oldest $(OLDEST)
+	$(UV) pip install --python .venv-py310-oldest --no-deps -e . -e ./examples
+	touch $@
+
+# Regenerate $(OLDEST) after changing dependencies: the lowest versions pyproject.toml allows
+# for the package's own dependencies, the newest that fit them for the rest (dev tools).
+constraints: $(UV)
+	$(UV) pip compile pyproject.toml --all-extras --resolution lowest-direct --python-version 3.10 \
+		--annotation-style line --quiet --output-file .uv/lowest.txt
+	grep '(pyproject.toml)$$' .uv/lowest.txt > .uv/lowest-direct.txt
+	printf -- '-e .[pandera]\n' | $(UV) pip compile - --group pyproject.toml:dev \
+		--constraints .uv/lowest-direct.txt --python-version 3.10 \
+		--no-emit-package dagster-dataframely --no-emit-package dagster-dataframely-demo \
+		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)
+
 demo: install
 	$(BIN)/python -m dagster_dataframely_demo
 
@@ -42,4 +78,4 @@ bench: install
 	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf .uv $(VENV) .pytest_cache .mypy_cache .ruff_cache .hypothesis
+	rm -rf .uv $(VENV) $(MATRIX:%=.venv-%) .pytest_cache .mypy_cache .ruff_cache .hypothesis

@@ -38,8 +38,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+PYTEST := pytest -n 2 --dist loadgroup
+
 unit: install
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/$(PYTEST)
 
 test: lint typecheck unit
 
@@ -47,7 +49,7 @@ test: lint typecheck unit
 matrix: $(MATRIX:%=unit-%)
 
 unit-%: .venv-%/.synced
-	.venv-$*/bin/pytest -n 2 --dist loadgroup
+	.venv-$*/bin/$(PYTEST)
 
 .venv-py313/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
 	UV_PROJECT_ENVIRONMENT=.venv-py313 $(UV) sync --frozen --all-extras --python $(PY313)
@@ -60,12 +62,14 @@ unit-%: .venv-%/.synced
 	touch $@
 
 # Regenerate $(OLDEST) after changing dependencies: the lowest versions pyproject.toml allows
-# for the package's own dependencies, the newest that fit them for the rest (dev tools).
+# for the package's own dependencies, the newest that fit them for the rest (dev tools; the
+# lowest of those would be ancient). `-e .` makes the demo's requirement on this package
+# resolve to this checkout, not to PyPI.
 constraints: $(UV)
 	$(UV) pip compile pyproject.toml --all-extras --resolution lowest-direct --python-version 3.10 \
 		--annotation-style line --quiet --output-file .uv/lowest.txt
 	grep '(pyproject.toml)$$' .uv/lowest.txt > .uv/lowest-direct.txt
-	printf -- '-e .[pandera]\n' | $(UV) pip compile - --group pyproject.toml:dev \
+	printf -- '-e .\n' | $(UV) pip compile - pyproject.toml --all-extras --group pyproject.toml:dev \
 		--constraints .uv/lowest-direct.txt --python-version 3.10 \
 		--no-emit-package dagster-dataframely --no-emit-package dagster-dataframely-demo \
 		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)

@@ -14,7 +14,16 @@ export UV_PYTHON_DOWNLOADS := never
 DEMO_DIR := $(CURDIR)/.demo
 DEMO_ENV := DEMO_DIR=$(DEMO_DIR) DAGSTER_HOME=$(DEMO_DIR)/dagster_home DEMO_STORAGE=$(DEMO_DIR)/data
 
-.PHONY: install lint typecheck unit docs test demo ui screenshots bench clean
+# The other ends of the supported range, each in its own virtual environment `.venv-<env>`:
+# py310-oldest: the oldest Python with the oldest dependency set ($(OLDEST), pinned from
+#   pyproject.toml's lower bounds by `make constraints`);
+# py313: the newest Python with uv.lock, as the default environment (3.11).
+PY310 ?= python3.10
+PY313 ?= python3.13
+MATRIX := py310-oldest py313
+OLDEST := constraints/py310-oldest.txt
+
+.PHONY: install lint typecheck unit docs test matrix constraints demo ui screenshots bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -33,8 +42,10 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+PYTEST := pytest -n 2 --dist loadgroup
+
 unit: install
-	$(BIN)/pytest -n 2 --dist loadgroup
+	$(BIN)/$(PYTEST)
 
 # The documentation site, into site/ (git-ignored). --strict: a broken link or a docstring
 # mkdocstrings cannot render fails the build. Offline: nothing is fetched at build time.
@@ -42,6 +53,35 @@ docs: install
 	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict
 
 test: lint typecheck unit docs
+
+# The suite on each other environment of the matrix (CI runs it after `make test`).
+matrix: $(MATRIX:%=unit-%)
+
+unit-%: .venv-%/.synced
+	.venv-$*/bin/$(PYTEST)
+
+.venv-py313/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
+	UV_PROJECT_ENVIRONMENT=.venv-py313 $(UV) sync --frozen --all-extras --python $(PY313)
+	touch $@
+
+.venv-py310-oldest/.synced: $(UV) $(OLDEST) pyproject.toml examples/pyproject.toml
+	$(UV) venv --clear --python $(PY310) .venv-py310-oldest
+	$(UV) pip sync --python .venv-py310-oldest $(OLDEST)
+	$(UV) pip install --python .venv-py310-oldest --no-deps -e . -e ./examples
+	touch $@
+
+# Regenerate $(OLDEST) after changing dependencies: the lowest versions pyproject.toml allows
+# for the package's own dependencies, the newest that fit them for the rest (dev tools; the
+# lowest of those would be ancient). `-e .` makes the demo's requirement on this package
+# resolve to this checkout, not to PyPI.
+constraints: $(UV)
+	$(UV) pip compile pyproject.toml --all-extras --resolution lowest-direct --python-version 3.10 \
+		--annotation-style line --quiet --output-file .uv/lowest.txt
+	grep '(pyproject.toml)$$' .uv/lowest.txt > .uv/lowest-direct.txt
+	printf -- '-e .\n' | $(UV) pip compile - pyproject.toml --all-extras --group pyproject.toml:dev \
+		--constraints .uv/lowest-direct.txt --python-version 3.10 \
+		--no-emit-package dagster-dataframely --no-emit-package dagster-dataframely-demo \
+		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)
 
 # Materialize the demo pipeline through the `dagster` CLI and print what the checks found.
 demo: install
@@ -63,4 +103,4 @@ bench: install
 	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf .uv $(VENV) site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)
+	rm -rf .uv $(VENV) $(MATRIX:%=.venv-%) site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)

@@ -24,12 +24,16 @@ a partial file and never replaces an earlier good one. For a remote `base_dir` t
 staged on local disk, uploaded beside the target under a temporary name, then moved into place
 (on object stores the move is a server-side copy).
 
-Reads: for local paths and the cloud schemes polars reads itself (s3, gs, az, ...), the loader
-hands polars the address and `scan_parquet` streams it. Other fsspec schemes (`memory://`,
-`sftp://`, ...) are read through fsspec into memory first, because polars cannot open them;
-the loader still returns a `LazyFrame` when asked for one. Storage options the URL carries
-(universal-pathlib moves the Azure account of `abfs://container@account...` into them) are
-passed on to polars; credentials come from the environment, for fsspec (writes) and polars
+Reads: a local file is opened once, when the input is loaded, and polars scans that open file.
+So a load racing a rewrite of the same asset gets one whole version, the old table or the new
+one, and a `LazyFrame` collected later (after another rewrite) still reads the version it was
+loaded with; `scan_parquet` streams an open file as it streams a path. For the cloud schemes
+polars reads itself (s3, gs, az, ...), the loader hands polars the address and `scan_parquet`
+streams it (there a scan is not pinned to one version of the object). Other fsspec schemes
+(`memory://`, `sftp://`, ...) are read through fsspec into memory first, because polars cannot
+open them; the loader still returns a `LazyFrame` when asked for one. Storage options the URL
+carries (universal-pathlib moves the Azure account of `abfs://container@account...` into them)
+are passed on to polars; credentials come from the environment, for fsspec (writes) and polars
 (reads) alike.
 """
 
@@ -125,18 +129,23 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
     def _scan(self, asset_key: dg.AssetKey, partition_key: str | None) -> pl.LazyFrame:
         path = self.path_for(asset_key, partition_key)
-        if not path.exists():
+        try:
+            if path.protocol in _LOCAL_PROTOCOLS:
+                # One open for the whole read: polars keeps its own handle on this file, so
+                # the scan reads the version it was given even after a rewrite replaces it.
+                with open(path.path, "rb") as file:
+                    return _scan_parquet(file, None)
+            if not path.exists():
+                raise FileNotFoundError(path)
+            return _scan_parquet(*_polars_source(path))
+        except FileNotFoundError:
             asset = asset_key.to_user_string()
             what = asset if partition_key is None else f"{asset} (partition {partition_key})"
             raise FileNotFoundError(
                 f"No stored parquet file for asset {what}: {path} does not exist. Materialize "
                 f"{what} first, with this IO manager (ParquetIOManager(base_dir="
                 f"{self.base_dir!r})), then run this step again."
-            )
-        source, storage_options = _polars_source(path)
-        return pl.scan_parquet(
-            source, storage_options=storage_options, glob=False, hive_partitioning=False
-        )
+            ) from None
 
 
 # ------------------------------------- helpers ------------------------------------- #
@@ -213,12 +222,16 @@ def _is_lazy_type(typing_type: Any) -> bool:
 
 
 def _polars_source(path: UPath) -> tuple[Any, dict[str, Any] | None]:
-    """What to hand polars for reading `path`, and the storage options that go with it."""
-    if path.protocol in _LOCAL_PROTOCOLS:
-        return path.path, None
+    """What to hand polars for reading remote `path`, and the storage options that go with it."""
     if path.protocol in _POLARS_NATIVE_PROTOCOLS:
         return str(path), dict(path.storage_options) or None
     return path.read_bytes(), None  # polars cannot open this scheme: read it through fsspec
+
+
+def _scan_parquet(source: Any, storage_options: dict[str, Any] | None) -> pl.LazyFrame:
+    return pl.scan_parquet(
+        source, storage_options=storage_options, glob=False, hive_partitioning=False
+    )
 
 
 def _write_parquet(obj: pl.DataFrame | pl.LazyFrame, local_path: str) -> int:

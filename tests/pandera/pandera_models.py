@@ -1,6 +1,9 @@
-"""Pandera polars models the migration tests import (and the CLI test imports by path)."""
+"""Pandera polars models the migration tests import (and the CLI test imports by path).
 
-from __future__ import annotations
+No `from __future__ import annotations` here: Pandera evaluates string annotations with
+`typing.get_type_hints`, which on Python 3.10 rejects the dtype instances `Orders` is annotated
+with (`pl.Datetime(...)`); evaluated when the class is made, they reach Pandera as objects.
+"""
 
 import datetime as dt
 from decimal import Decimal

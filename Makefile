@@ -18,8 +18,9 @@ DEMO_ENV := DEMO_DIR=$(DEMO_DIR) DAGSTER_HOME=$(DEMO_DIR)/dagster_home DEMO_STOR
 # py310-oldest: the oldest Python with the oldest dependency set ($(OLDEST), pinned from
 #   pyproject.toml's lower bounds by `make constraints`);
 # py313: the newest Python with uv.lock, as the default environment (3.11).
-PY310 ?= python3.10
-PY313 ?= python3.13
+# pyenv's shims refuse a version that is not selected, so take its interpreters directly.
+PY310 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
+PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
 MATRIX := py310-oldest py313
 OLDEST := constraints/py310-oldest.txt
 

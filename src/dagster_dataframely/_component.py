@@ -238,6 +238,16 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             ]
         )
 
+    def _settings(self, entry: "SchemaCheck | CollectionCheck") -> dict[str, Any]:
+        """An entry's `warn` and its settings, those it leaves unset taken from the component."""
+        return {
+            "warn": entry.warn,
+            "blocking": _first(entry.blocking, self.blocking),
+            "check_granularity": entry.check_granularity or self.check_granularity,
+            "schema_rules": entry.schema_rules or self.schema_rules,
+            "max_failure_samples": _first(entry.max_failure_samples, self.max_failure_samples),
+        }
+
     def _build_collection(
         self, index: int, entry: CollectionCheck, context: dg.ComponentLoadContext
     ) -> dg.AssetChecksDefinition:
@@ -246,12 +256,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 entry.collection,
                 members=entry.members,
                 name=entry.name,
-                warn=tuple(entry.warn),
-                blocking=_first(entry.blocking, self.blocking),
                 skip_schema_checks=tuple(entry.skip_schema_checks),
-                check_granularity=entry.check_granularity or self.check_granularity,
-                schema_rules=entry.schema_rules or self.schema_rules,
-                max_failure_samples=_first(entry.max_failure_samples, self.max_failure_samples),
+                **self._settings(entry),
             )
         except DagsterDataframelyError as error:
             where = f"{context.path / 'defs.yaml'}: collections[{index}] "
@@ -265,11 +271,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 entry.schema,
                 asset=entry.asset,
                 name=entry.name,
-                warn=entry.warn,
-                blocking=_first(entry.blocking, self.blocking),
-                check_granularity=entry.check_granularity or self.check_granularity,
-                schema_rules=entry.schema_rules or self.schema_rules,
-                max_failure_samples=_first(entry.max_failure_samples, self.max_failure_samples),
+                **self._settings(entry),
                 source=entry.source.build() if entry.source else None,
             )
         except DagsterDataframelyError as error:

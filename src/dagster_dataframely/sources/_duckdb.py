@@ -5,7 +5,7 @@ table (projected, the partition filtered in SQL) as Arrow record batches, so mem
 bounded as with a parquet scan and several queries may run at once (`pl.collect_all`); one
 DuckDB relation would refuse a second pending query (`relation.pl(lazy=True)` does that).
 The cursors hand strings over as Arrow string views, polars' own layout, so a batch becomes a
-frame without copying its strings (a third of the read's CPU time at 10M rows otherwise).
+frame without copying its strings (a quarter of the read's CPU time otherwise).
 """
 
 from __future__ import annotations

@@ -17,6 +17,7 @@ Targets (issue 9): peak memory <= 0.3x of the eager path, time <= 1x.
 from __future__ import annotations
 
 import argparse
+import os
 import tempfile
 from pathlib import Path
 
@@ -115,8 +116,9 @@ def measure(method: str, path: str) -> dict[str, float]:
 def main(args: argparse.Namespace) -> None:
     header = (
         f"{'table':7} {'rows':>5} | {'source s':>8} {'eager s':>8} {'ratio':>6} | "
-        f"{'source MB':>9} {'eager MB':>9} {'ratio':>6}"
+        f"{'cpu s':>5} {'cpu s':>5} {'ratio':>6} | {'source MB':>9} {'eager MB':>9} {'ratio':>6}"
     )
+    print(f"load average before: {_load()} (2-core machine; CPU seconds are steadier under load)")
     print(header)
     print("-" * len(header))
     with tempfile.TemporaryDirectory(prefix="dd-bench-sources-") as directory:
@@ -131,10 +133,17 @@ def main(args: argparse.Namespace) -> None:
             assert side["failed"] == base["failed"], (side, base)
             print(
                 f"{kind:7} {rows // 1_000_000:>4}M | {side['seconds']:8.2f} {base['seconds']:8.2f} "
-                f"{side['seconds'] / base['seconds']:6.2f} | {side['peak_mb']:9.0f} "
-                f"{base['peak_mb']:9.0f} {side['peak_mb'] / base['peak_mb']:6.2f}",
+                f"{side['seconds'] / base['seconds']:6.2f} | {side['cpu_seconds']:5.2f} "
+                f"{base['cpu_seconds']:5.2f} {side['cpu_seconds'] / base['cpu_seconds']:6.2f} | "
+                f"{side['peak_mb']:9.0f} {base['peak_mb']:9.0f} "
+                f"{side['peak_mb'] / base['peak_mb']:6.2f}",
                 flush=True,
             )
+    print(f"load average after: {_load()}; medians of {args.repeat} interleaved runs")
+
+
+def _load() -> str:
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())
 
 
 if __name__ == "__main__":

@@ -3,6 +3,8 @@
 run's resources (and run config) reach the reader; failures name the asset and the reader."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -107,6 +109,55 @@ def test_external_asset_on_duckdb_is_checked_through_the_resource(tmp_path: Path
 
     assert _counts(result) == EXPECTED
     assert any("from DuckDB table sales.orders" in line for line in logs(instance, result))
+
+
+class Notes(dy.Schema):
+    note = dy.String(nullable=True, max_length=12, regex=r"^[^X]")
+
+
+class _SharedConnection:
+    """A resource handing out the one connection the caller holds (as a pooled one would)."""
+
+    def __init__(self, connection: duckdb.DuckDBPyConnection) -> None:
+        self.connection = connection
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        yield self.connection
+
+
+def test_strings_read_exactly_and_the_connection_keeps_its_settings(tmp_path: Path) -> None:
+    # Empty, inline (<= 12 bytes) and long strings, multi-byte ones and nulls, over batches.
+    values = ["", "short", "exactly12byt", "thirteen byte", "größe über zwölf", "Xenon", None]
+    frame = pl.DataFrame({"note": pl.Series(values * 40_000, dtype=pl.String)})
+    connection = duckdb.connect(str(_warehouse(tmp_path / "shop.duckdb", frame)))
+    checks = dd.schema_checks(
+        Notes, asset="orders", source=dd.sources.DuckDBTableSource(table="sales.orders")
+    )
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec("orders")],
+        asset_checks=[checks],
+        resources={
+            "duckdb": dg.ResourceDefinition.hardcoded_resource(_SharedConnection(connection))
+        },
+    )
+
+    result = _check(defs)
+
+    _, failure = Notes.filter(connection.sql("select * from sales.orders").pl(), cast=False)
+    assert _counts(result) == {
+        f"dy_rule__{rule.replace('|', '__')}": count for rule, count in failure.counts().items()
+    }
+    samples = {
+        name: e.metadata["dy_failed_sample"].value
+        for name, e in evaluations(result).items()
+        if not e.passed
+    }
+    assert "größe über zwölf" in str(samples["dy_rule__note__max_length"])
+    assert connection.sql("select current_setting('produce_arrow_string_view')").fetchone() == (
+        False,
+    )
+    connection.close()
 
 
 def _daily_orders(day: str) -> pl.DataFrame:

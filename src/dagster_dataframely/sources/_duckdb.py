@@ -4,6 +4,8 @@ Each query of the evaluator opens its own cursor on the resource's connection an
 table (projected, the partition filtered in SQL) as Arrow record batches, so memory stays
 bounded as with a parquet scan and several queries may run at once (`pl.collect_all`); one
 DuckDB relation would refuse a second pending query (`relation.pl(lazy=True)` does that).
+The cursors hand strings over as Arrow string views, polars' own layout, so a batch becomes a
+frame without copying its strings (a quarter of the read's CPU time otherwise).
 """
 
 from __future__ import annotations
@@ -24,6 +26,8 @@ from ._partitions import require_expr, run_partition
 #: The metadata key dagster-dbt and Dagster's database IO managers set to the table's name.
 TABLE_NAME = "dagster/table_name"
 _BATCH_ROWS = 100_000
+#: Session settings of the source's own cursors (the resource's connection keeps its own).
+_CURSOR_SETTINGS = ("produce_arrow_string_view = true", "arrow_output_version = '1.4'")
 
 
 @dataclass(frozen=True)
@@ -86,6 +90,7 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     cursors: list[Any] = []
     probe = connection.cursor()
     cursors.append(probe)
+    _export_string_views(probe)
     schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
 
     def batches(
@@ -96,6 +101,7 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     ) -> Iterator[pl.DataFrame]:
         cursor = connection.cursor()
         cursors.append(cursor)
+        _export_string_views(cursor)
         relation = cursor.sql(query)
         if with_columns is not None:
             relation = relation.project(", ".join(_identifier(c) for c in with_columns))
@@ -112,6 +118,12 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     finally:
         for opened in reversed(cursors):
             opened.close()
+
+
+def _export_string_views(cursor: Any) -> None:
+    """Make `cursor` (this source's own) export strings as Arrow string views."""
+    for setting in _CURSOR_SETTINGS:
+        cursor.execute(f"SET SESSION {setting}")
 
 
 def _identifier(name: str) -> str:

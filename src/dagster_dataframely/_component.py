@@ -19,7 +19,9 @@ attributes:
 Each entry of `checks` becomes one `dd.schema_checks`, each of `collections` one
 `dd.collection_checks`. A bad entry (a schema reference that does not
 import, an unknown rule in `warn`) fails when the component loads, with Dagster's pointer to
-the file and line of the entry.
+the file and line of the entry. So does an asset the project's defs folder does not declare
+(see `_component_tree`), and two entries, here or in another `defs.yaml`, defining the same
+checks.
 """
 
 # No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
@@ -195,6 +197,8 @@ _TEMPLATE = textwrap.dedent(
       # column or schema), schema_rules (collapsed or per_rule), max_failure_samples.
       # Per entry, source: where a table no IO manager stores is read from, e.g.
       # {{kind: duckdb_table, resource_key: duckdb}} for a dbt model (see dd.sources).
+      # Each asset must be declared in this defs folder (a module or a component); for assets
+      # merged in from Python outside it, set assets_outside_defs: true.
       checks: []
       #  - asset: orders
       #    schema: my_project.schemas:Orders

@@ -9,19 +9,23 @@ from test_cli_runs import Project, project
 __all__ = ["project"]  # the project fixture, shared with the CLI runs
 
 
-def test_dg_check_defs_fails_for_a_key_the_defs_folder_does_not_declare(project: Project) -> None:
+def _check_defs(project: Project, asset: str) -> tuple[int, str]:
+    """`dg check defs` with one entry checking `asset`: its exit code and output."""
     project.configure(
-        """\
+        f"""\
         checks:
-          - asset: order
+          - asset: {asset}
             schema: dagster_dataframely.data:OrdersSchema
         """
     )
-
     checked = project.run("dg", "check", "defs")
+    return checked.returncode, checked.stdout + checked.stderr
 
-    output = checked.stdout + checked.stderr
-    assert checked.returncode != 0, output
+
+def test_dg_check_defs_fails_for_a_key_the_defs_folder_does_not_declare(project: Project) -> None:
+    code, output = _check_defs(project, "order")
+
+    assert code != 0, output
     assert (
         f"{project.quality / 'defs.yaml'}: checks[0] (asset order, schema OrdersSchema): asset "
         "order is not declared in this project's defs folder (2 assets are). Closest declared "
@@ -31,14 +35,6 @@ def test_dg_check_defs_fails_for_a_key_the_defs_folder_does_not_declare(project:
 
 
 def test_dg_check_defs_passes_once_the_key_is_fixed(project: Project) -> None:
-    project.configure(
-        """\
-        checks:
-          - asset: orders
-            schema: dagster_dataframely.data:OrdersSchema
-        """
-    )
+    code, output = _check_defs(project, "orders")
 
-    checked = project.run("dg", "check", "defs")
-
-    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert code == 0, output

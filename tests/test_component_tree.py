@@ -11,9 +11,10 @@ these is exported from `dagster`; if one changes, these tests say which decision
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import dagster as dg
-from dagster.components.testing import create_defs_folder_sandbox
+from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
 
 import dagster_dataframely as dd
 from dagster_dataframely._component import SchemaCheck
@@ -33,6 +34,17 @@ class _Probe(dg.Component):
         return dg.Definitions()
 
 
+def _scaffold(sandbox: DefsFolderSandbox) -> Path:
+    return sandbox.scaffold_component(
+        component_cls=dd.SchemaChecksComponent,
+        defs_path="quality",
+        defs_yaml_contents={
+            "type": "dagster_dataframely.SchemaChecksComponent",
+            "attributes": {"checks": []},
+        },
+    )
+
+
 def test_a_standalone_component_is_told_apart_from_one_in_a_project() -> None:
     probe = _Probe()
 
@@ -40,14 +52,7 @@ def test_a_standalone_component_is_told_apart_from_one_in_a_project() -> None:
 
     assert probe.seen == [False]
     with create_defs_folder_sandbox() as sandbox:
-        path = sandbox.scaffold_component(
-            component_cls=dd.SchemaChecksComponent,
-            defs_path="quality",
-            defs_yaml_contents={
-                "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {"checks": []},
-            },
-        )
+        path = _scaffold(sandbox)
         with sandbox.build_component_tree() as tree:
             context = tree.load_context.for_path(path)
             assert in_project(context)
@@ -56,14 +61,7 @@ def test_a_standalone_component_is_told_apart_from_one_in_a_project() -> None:
 def test_the_tree_declares_each_component_with_its_type_children_and_folder() -> None:
     with create_defs_folder_sandbox() as sandbox:
         (sandbox.defs_folder_path / "assets.py").write_text(ASSETS)
-        path = sandbox.scaffold_component(
-            component_cls=dd.SchemaChecksComponent,
-            defs_path="quality",
-            defs_yaml_contents={
-                "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {"checks": []},
-            },
-        )
+        path = _scaffold(sandbox)
         with sandbox.build_component_tree() as tree:
             root = tree.find_root_decl()
             decls = list(root.iterate_all_component_decls())

@@ -42,11 +42,7 @@ from ._collection import collection_checks
 from ._component_tree import DeclaredAssets, PartitionsField, components_of
 from ._schemas import as_dataframely
 from ._sidecar import schema_checks
-from .errors import (
-    DagsterDataframelyError,
-    DuplicateChecksError,
-    UnsupportedSchemaError,
-)
+from .errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .sources import Source, SourceKind, source_from_config
 
 Granularity = Literal["rule", "column", "schema"]
@@ -319,7 +315,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         return checks
 
 
-def _built_quietly(component: SchemaChecksComponent, file: Path) -> list[tuple[str, Any]]:
+def _built_quietly(
+    component: SchemaChecksComponent, file: Path
+) -> list[tuple[str, dg.AssetChecksDefinition]]:
     """The checks of another component, for the duplicate guard; a component that fails to
     build reports that itself, when it loads."""
     try:
@@ -335,7 +333,9 @@ def _origin(file: Path, index: int, entry: SchemaCheck) -> str:
 
 
 def _refuse_duplicates(
-    built: Sequence[tuple[str, dg.AssetChecksDefinition]], *, others: Sequence[tuple[str, Any]]
+    built: Sequence[tuple[str, dg.AssetChecksDefinition]],
+    *,
+    others: Sequence[tuple[str, dg.AssetChecksDefinition]],
 ) -> None:
     """Refuse two entries defining one asset check: Dagster would report a bare duplicate
     key, without saying which entries clash."""

@@ -211,8 +211,8 @@ def test_an_entry_naming_an_undeclared_asset_fails_with_the_closest_keys(
     message = str(error)
     assert message.startswith(
         f"{path / 'defs.yaml'}: checks[0] (asset order, schema OrdersSchema): asset order is "
-        "not declared in this project's defs folder (3 assets are). Closest declared keys: "
-        "orders, raw/orders."
+        "not declared in this project's defs folder, which declares 3 asset(s). Closest "
+        "declared keys: orders, raw/orders."
     )
     assert "assets_outside_defs: true" in message
 

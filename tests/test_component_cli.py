@@ -28,8 +28,8 @@ def test_dg_check_defs_fails_for_a_key_the_defs_folder_does_not_declare(project:
     assert code != 0, output
     assert (
         f"{project.quality / 'defs.yaml'}: checks[0] (asset order, schema OrdersSchema): asset "
-        "order is not declared in this project's defs folder (2 assets are). Closest declared "
-        "keys: orders." in " ".join(output.split())
+        "order is not declared in this project's defs folder, which declares 2 asset(s). "
+        "Closest declared keys: orders." in " ".join(output.split())
     ), output
     assert "UnknownAssetError" in output
 

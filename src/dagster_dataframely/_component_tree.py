@@ -84,13 +84,13 @@ class DeclaredAssets:
         closest = closest_keys(key, self.specs)
         hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
         raise UnknownAssetError(
-            f"asset {key.to_user_string()} is not declared in this project's defs folder "
-            f"({len(self.specs)} assets are).{hint} Fix the key (a key with a prefix is written "
-            "'prefix/name'), or declare the asset under the defs folder (in a Python module or "
-            "a component). An asset defined in Python outside the defs folder and merged with "
-            "Definitions.merge cannot be seen from here: set `assets_outside_defs: true` beside "
-            "`checks` (its key is then not checked), or attach the schema in Python with "
-            "dd.with_schemas."
+            f"asset {key.to_user_string()} is not declared in this project's defs folder, "
+            f"which declares {len(self.specs)} asset(s).{hint} Fix the key (a key with a prefix "
+            "is written 'prefix/name'), or declare the asset under the defs folder (in a Python "
+            "module or a component). An asset defined in Python outside the defs folder and "
+            "merged with Definitions.merge cannot be seen from here: set `assets_outside_defs: "
+            "true` beside `checks` (its key is then not checked), or attach the schema in Python "
+            "with dd.with_schemas."
         )
 
 

@@ -425,20 +425,22 @@ def test_the_components_defs_yaml_builds_the_checks_its_page_states():
     (block,) = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
     defs_yaml = yaml.safe_load(block)
 
-    with (
-        create_defs_folder_sandbox() as sandbox,
-        sandbox.load_component_and_build_defs(
-            defs_path=sandbox.scaffold_component(
-                component_cls=dd.SchemaChecksComponent,
-                defs_path="quality",
-                defs_yaml_contents=defs_yaml,
-            )
-        ) as (_, defs),
-    ):
-        steps = {
-            checks.node_def.name: {spec.name: spec.blocking for spec in checks.check_specs}
-            for checks in defs.asset_checks or []
-        }
+    with create_defs_folder_sandbox() as sandbox:
+        # The assets the entries name, declared in the defs folder as the page says they are.
+        (sandbox.defs_folder_path / "assets.py").write_text(
+            "import dagster as dg\n\norders = dg.AssetSpec('orders')\n"
+            "raw_orders = dg.AssetSpec(['raw', 'orders'])\n"
+        )
+        path = sandbox.scaffold_component(
+            component_cls=dd.SchemaChecksComponent,
+            defs_path="quality",
+            defs_yaml_contents=defs_yaml,
+        )
+        with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+            steps = {
+                checks.node_def.name: {spec.name: spec.blocking for spec in checks.check_specs}
+                for checks in defs.asset_checks or []
+            }
 
     assert set(steps) == {"orders__dy_checks", "raw__orders__dy_checks"}
     orders, raw = steps["orders__dy_checks"], steps["raw__orders__dy_checks"]

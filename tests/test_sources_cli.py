@@ -65,6 +65,7 @@ COMPONENT = """\
 type: dagster_dataframely.SchemaChecksComponent
 
 attributes:
+  assets_outside_defs: true  # the dbt models are defined in definitions.py
   checks:
     - asset: orders
       schema: shop_schemas:ShopOrders

@@ -8,7 +8,8 @@ Dagster's own `AssetKey.from_coercible` reads a string as one part instead, whic
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import difflib
+from collections.abc import Iterable, Sequence
 from typing import TypeAlias
 
 import dagster as dg
@@ -41,3 +42,19 @@ def parse_asset_key(value: AssetKeyLike, *, argument: str = "asset") -> dg.Asset
             "leading, trailing or doubled '/'), or pass its parts (['prefix', 'name'])."
         )
     return dg.AssetKey(parts)
+
+
+def closest_keys(key: dg.AssetKey, known: Iterable[dg.AssetKey], *, count: int = 3) -> list[str]:
+    """The user strings of up to `count` keys of `known` most like `key`, for a "did you
+    mean" in an error."""
+    names = sorted({candidate.to_user_string() for candidate in known})
+    return difflib.get_close_matches(key.to_user_string(), names, n=count, cutoff=0.5)
+
+
+def listed_keys(keys: Iterable[dg.AssetKey], *, limit: int = 50) -> str:
+    """`keys` as sorted user strings, at most `limit` of them, for an error message."""
+    names = sorted(key.to_user_string() for key in keys)
+    listed = ", ".join(names[:limit]) or "(none)"
+    if len(names) > limit:
+        listed += f", … and {len(names) - limit} more"
+    return listed

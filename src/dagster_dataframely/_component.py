@@ -19,7 +19,9 @@ attributes:
 Each entry of `checks` becomes one `dd.schema_checks`, each of `collections` one
 `dd.collection_checks`. A bad entry (a schema reference that does not
 import, an unknown rule in `warn`) fails when the component loads, with Dagster's pointer to
-the file and line of the entry.
+the file and line of the entry. So does an asset the project's defs folder does not declare
+(see `_component_tree`), and two entries, here or in another `defs.yaml`, defining the same
+checks.
 """
 
 # No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
@@ -37,9 +39,10 @@ from pydantic import BaseModel
 
 from ._asset_keys import parse_asset_key
 from ._collection import collection_checks
+from ._component_tree import DeclaredAssets, PartitionsField, components_of
 from ._schemas import as_dataframely
 from ._sidecar import schema_checks
-from .errors import DagsterDataframelyError, UnsupportedSchemaError
+from .errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .sources import Source, SourceKind, source_from_config
 
 Granularity = Literal["rule", "column", "schema"]
@@ -138,6 +141,7 @@ class SchemaCheck(dg.Resolvable):
     max_failure_samples: int | None = None
     name: str | None = None
     source: SourceConfig | None = None
+    partitions_def: PartitionsField = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -189,6 +193,8 @@ _TEMPLATE = textwrap.dedent(
       # column or schema), schema_rules (collapsed or per_rule), max_failure_samples.
       # Per entry, source: where a table no IO manager stores is read from, e.g.
       # {{kind: duckdb_table, resource_key: duckdb}} for a dbt model (see dd.sources).
+      # Each asset must be declared in this defs folder (a module or a component); for assets
+      # merged in from Python outside it, set assets_outside_defs: true.
       checks: []
       #  - asset: orders
       #    schema: my_project.schemas:Orders
@@ -214,6 +220,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None
     max_failure_samples: int | None = None
+    partitions_def: PartitionsField = None
+    assets_outside_defs: bool = False
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -228,15 +236,35 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         )
 
     def build_defs(self, context: dg.ComponentLoadContext) -> dg.Definitions:
-        return dg.Definitions(
-            asset_checks=[
-                *(self._build(index, entry, context) for index, entry in enumerate(self.checks)),
-                *(
-                    self._build_collection(index, entry, context)
-                    for index, entry in enumerate(self.collections)
-                ),
-            ]
+        declared = (
+            None
+            if self.assets_outside_defs
+            else DeclaredAssets.seen_from(context, SchemaChecksComponent)
         )
+        built = self._built(context.path / "defs.yaml", declared)
+        others = [
+            checks
+            for file, other in components_of(context, SchemaChecksComponent)
+            for checks in _built_quietly(other, file)
+        ]
+        _refuse_duplicates(built, others=others)
+        return dg.Definitions(asset_checks=[checks for _, checks in built])
+
+    def _built(
+        self, file: Path, declared: "DeclaredAssets | None"
+    ) -> list[tuple[str, dg.AssetChecksDefinition]]:
+        """The checks of every entry, each with the entry it comes from."""
+        return [
+            *(
+                (_origin(file, index, entry), self._build(index, entry, file, declared))
+                for index, entry in enumerate(self.checks)
+            ),
+            *(
+                (f"{file}: collections[{index}] ({entry.collection.__name__})", built)
+                for index, entry in enumerate(self.collections)
+                for built in [self._build_collection(index, entry, file)]
+            ),
+        ]
 
     def _settings(self, entry: "SchemaCheck | CollectionCheck") -> dict[str, Any]:
         """An entry's `warn` and its settings, those it leaves unset taken from the component."""
@@ -249,7 +277,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         }
 
     def _build_collection(
-        self, index: int, entry: CollectionCheck, context: dg.ComponentLoadContext
+        self, index: int, entry: CollectionCheck, file: Path
     ) -> dg.AssetChecksDefinition:
         try:
             return collection_checks(
@@ -260,22 +288,71 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:
-            where = f"{context.path / 'defs.yaml'}: collections[{index}] "
+            where = f"{file}: collections[{index}] "
             raise _relabelled(error, f"{where}({entry.collection.__name__}): {error}") from None
 
     def _build(
-        self, index: int, entry: SchemaCheck, context: dg.ComponentLoadContext
+        self, index: int, entry: SchemaCheck, file: Path, declared: "DeclaredAssets | None"
     ) -> dg.AssetChecksDefinition:
+        """The checks of entry `index`. With `declared` (what the project's defs folder
+        declares) an undeclared key is refused, and the asset's partitions are the default."""
+        spec = declared.specs.get(entry.asset) if declared else None
         try:
-            return schema_checks(
+            checks = schema_checks(
                 entry.schema,
                 asset=entry.asset,
                 name=entry.name,
                 **self._settings(entry),
+                partitions_def=entry.partitions_def
+                or self.partitions_def
+                or (spec.partitions_def if spec else None),
                 source=entry.source.build() if entry.source else None,
             )
+            if declared and not spec:
+                declared.refuse(entry.asset)
         except DagsterDataframelyError as error:
-            raise _located(error, context.path / "defs.yaml", index, entry) from None
+            raise _located(error, file, index, entry) from None
+        return checks
+
+
+def _built_quietly(
+    component: SchemaChecksComponent, file: Path
+) -> list[tuple[str, dg.AssetChecksDefinition]]:
+    """The checks of another component, for the duplicate guard; a component that fails to
+    build reports that itself, when it loads."""
+    try:
+        return component._built(file, declared=None)
+    except DagsterDataframelyError:
+        return []
+
+
+def _origin(file: Path, index: int, entry: SchemaCheck) -> str:
+    """Where an entry is: `<file>: checks[<index>] (asset <key>, schema <class>)`."""
+    key, schema = entry.asset.to_user_string(), entry.schema.__name__
+    return f"{file}: checks[{index}] (asset {key}, schema {schema})"
+
+
+def _refuse_duplicates(
+    built: Sequence[tuple[str, dg.AssetChecksDefinition]],
+    *,
+    others: Sequence[tuple[str, dg.AssetChecksDefinition]],
+) -> None:
+    """Refuse two entries defining one asset check: Dagster would report a bare duplicate
+    key, without saying which entries clash."""
+    seen: dict[dg.AssetCheckKey, str] = {}
+    for origin, checks in [*others, *built]:
+        clashing = [key for key in checks.check_keys if key in seen]
+        if clashing:
+            first = seen[clashing[0]]
+            names = ", ".join(sorted(key.name for key in clashing)[:5])
+            raise DuplicateChecksError(
+                f"{origin} defines asset checks that {first} defines too, on asset "
+                f"{clashing[0].asset_key.to_user_string()}: {names}"
+                f"{', …' if len(clashing) > 5 else ''}. An asset has one check of each name, "
+                "so one of the two would never report. Check the asset once: remove one of "
+                "the entries, or combine the two schemas into one (a schema can extend another)."
+            )
+        seen.update(dict.fromkeys(checks.check_keys, origin))
 
 
 def _first(*values: Any) -> Any:
@@ -291,11 +368,7 @@ def _quiet_model(derive: Any) -> type[BaseModel]:
 
 def _located(error: Exception, file: Path, index: int, entry: SchemaCheck) -> Exception:
     """`error`, of the same class, with the file and the entry it came from."""
-    message = (
-        f"{file}: checks[{index}] (asset {entry.asset.to_user_string()}, schema "
-        f"{entry.schema.__name__}): {error}"
-    )
-    return _relabelled(error, message)
+    return _relabelled(error, f"{_origin(file, index, entry)}: {error}")
 
 
 def _relabelled(error: Exception, message: str) -> Exception:

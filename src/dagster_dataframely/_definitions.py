@@ -9,12 +9,12 @@ definition time, not when the checks run.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Container, Mapping, Sequence
 
 import dagster as dg
 import dataframely as dy
 
-from ._asset_keys import parse_asset_key
+from ._asset_keys import closest_keys, listed_keys, parse_asset_key
 from ._collection import declared_collection_checks
 from ._metadata import schema_metadata
 from ._schemas import SchemaLike, as_dataframely
@@ -121,6 +121,14 @@ def _declared(
 ) -> tuple[dict[dg.AssetKey, dg.AssetSpec], dict[dg.AssetKey, str | None]]:
     """The spec of every asset `defs` declares directly, and the key of the IO manager that
     stores it (None when nothing stores it: an external spec, a dbt model), by key."""
+    return declared_assets(defs, checked=None, by="with_schemas")
+
+
+def declared_assets(
+    defs: dg.Definitions, *, checked: Container[dg.AssetKey] | None, by: str
+) -> tuple[dict[dg.AssetKey, dg.AssetSpec], dict[dg.AssetKey, str | None]]:
+    """`_declared`, refusing a `SourceAsset` only among `checked` (every one when None): `by`
+    names what attaches the schema, for the error."""
     specs: dict[dg.AssetKey, dg.AssetSpec] = {}
     io_managers: dict[dg.AssetKey, str | None] = {}
     for item in defs.assets or []:
@@ -128,13 +136,14 @@ def _declared(
             specs[item.key] = item
             io_managers[item.key] = None
         elif isinstance(item, dg.SourceAsset):
-            raise UnloadableAssetError(
-                f"with_schemas cannot attach a schema to asset {item.key.to_user_string()}: "
-                "it is a SourceAsset, which Dagster lets no one add metadata to. Declare it "
-                f"as dg.AssetSpec({item.key.to_user_string()!r}) and give the checks a "
-                "source= (dd.sources) that reads its table, or check it with "
-                "dd.schema_checks(schema, asset=..., source=...) beside it."
-            )
+            if checked is None or item.key in checked:
+                raise UnloadableAssetError(
+                    f"{by} cannot attach a schema to asset {item.key.to_user_string()}: it is a "
+                    "SourceAsset, which Dagster lets no one add metadata to. Declare it as "
+                    f"dg.AssetSpec({item.key.to_user_string()!r}) and give the checks a source= "
+                    "(dd.sources) that reads its table, or check it with "
+                    "dd.schema_checks(schema, asset=..., source=...) beside it."
+                )
         elif isinstance(item, dg.AssetsDefinition):
             for spec in item.specs:
                 specs[spec.key] = spec
@@ -181,13 +190,14 @@ def _sources(
 
 
 def _unknown_message(unknown: list[dg.AssetKey], known: list[dg.AssetKey]) -> str:
-    names = sorted(key.to_user_string() for key in known)
-    listed = ", ".join(names[:_LISTED_KEYS]) or "(none)"
-    if len(names) > _LISTED_KEYS:
-        listed += f", … and {len(names) - _LISTED_KEYS} more"
     missing = ", ".join(key.to_user_string() for key in unknown)
+    closest = "".join(
+        f" Closest to {key.to_user_string()}: {', '.join(names)}."
+        for key in unknown
+        if (names := closest_keys(key, known))
+    )
     return (
         f"with_schemas names asset(s) these Definitions do not declare: {missing}. The "
-        f"Definitions declare: {listed}. Fix the key (a key with a prefix is written "
-        "'prefix/name'), or add the asset to the Definitions."
+        f"Definitions declare: {listed_keys(known, limit=_LISTED_KEYS)}.{closest} Fix the key "
+        "(a key with a prefix is written 'prefix/name'), or add the asset to the Definitions."
     )

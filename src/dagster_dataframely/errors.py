@@ -12,6 +12,7 @@ __all__ = [
     "CollectionMemberError",
     "ColumnSchemaError",
     "DagsterDataframelyError",
+    "DuplicateChecksError",
     "FrameConversionError",
     "IOManagerLoadError",
     "InvalidAssetKeyError",
@@ -64,7 +65,13 @@ class UnsupportedSchemaError(DagsterDataframelyError, TypeError):
 
 
 class UnknownAssetError(DagsterDataframelyError, ValueError):
-    """`dd.with_schemas` names an asset key the Definitions do not declare."""
+    """`dd.with_schemas`, or a `SchemaChecksComponent` entry, names an asset key the
+    Definitions (the project's defs folder) do not declare."""
+
+
+class DuplicateChecksError(DagsterDataframelyError, ValueError):
+    """Two entries of `SchemaChecksComponent`s (in one `defs.yaml` or two) define the same
+    asset checks: one asset checked twice, or against two schemas."""
 
 
 class CollectionMemberError(DagsterDataframelyError, ValueError):

@@ -256,7 +256,10 @@ def test_a_component_entry_can_name_a_pandera_model(
         defs_path="quality",
         defs_yaml_contents={
             "type": "dagster_dataframely.SchemaChecksComponent",
-            "attributes": {"checks": [{"asset": "payments", "schema": f"{MODULE}:Payments"}]},
+            "attributes": {
+                "assets_outside_defs": True,  # `payments` is defined here, in Python
+                "checks": [{"asset": "payments", "schema": f"{MODULE}:Payments"}],
+            },
         },
     )
 

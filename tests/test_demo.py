@@ -40,6 +40,28 @@ def test_the_console_gets_progress_and_a_summary_that_fits_on_one_screen(demo: D
     assert "make ui" in summary
 
 
+def test_the_console_names_every_step_the_instance_recorded_as_ended(demo: DemoRun) -> None:
+    """Each run's lines on the console are the steps its event log says succeeded or failed,
+    and the steps of its plan that never ran: nothing the instance holds is missing."""
+    console = demo.stdout[: demo.stdout.index("The demo ran")]
+    sections = re.split(r"^Run .+:$", console, flags=re.MULTILINE)[1:]
+    instance = dg.DagsterInstance.from_config(str(demo.home))
+    runs = sorted(instance.get_run_records(), key=lambda record: record.create_timestamp)
+    assert len(sections) == len(runs) == 3
+    ended = {DagsterEventType.STEP_SUCCESS: "done", DagsterEventType.STEP_FAILURE: "FAILED"}
+    for record, section in zip(runs, sections, strict=True):
+        recorded = {
+            (ended[entry.dagster_event.event_type], entry.step_key)  # type: ignore[union-attr]
+            for entry in instance.all_logs(record.dagster_run.run_id, of_type=set(ended))
+        }
+        printed = [tuple(line.split()[:2]) for line in section.splitlines() if line.strip()]
+        assert {line for line in printed if line[0] in ended.values()} == recorded
+        assert len(printed) == len(set(printed))  # one line per step
+    assert ("skipped", "customer_segments:") in [
+        tuple(line.split()[:2]) for line in sections[0].splitlines() if line.strip()
+    ]
+
+
 def test_summary_counts_rows_written_and_quarantined_from_the_stored_tables(
     demo: DemoRun,
 ) -> None:

@@ -12,7 +12,7 @@ from dagster._core.events import DagsterEventType
 from dagster_dataframely_demo import payments, payments_migrated
 from dagster_dataframely_demo._data import generate
 from dagster_dataframely_demo.schema import Orders
-from demo_run import DemoRun, demo_fixture  # noqa: F401  (the shared session fixture)
+from demo_run import DemoRun
 
 from dagster_dataframely.pandera import to_dataframely
 from dagster_dataframely.wiring import rules

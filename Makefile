@@ -49,6 +49,9 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Two workers; `loadgroup` keeps the tests that read the one demo run (xdist group "demo") on
+# one worker, so the suite runs the demo once (tests/conftest.py keeps the grouping working on
+# pytest 9.2).
 PYTEST := pytest -n 2 --dist loadgroup
 
 unit: install

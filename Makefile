@@ -4,7 +4,9 @@
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 UV := .uv/bin/uv
-VENV := .venv
+# The environment the targets below use: `.venv` (the machine's python3 with uv.lock) unless
+# given, e.g. `make test VENV=.venv-py313`, which is how CI runs it (see `.ci/run`).
+VENV ?= .venv
 BIN := $(VENV)/bin
 
 # uv must use the machine's interpreter: it cannot download one here.
@@ -14,10 +16,14 @@ export UV_PYTHON_DOWNLOADS := never
 DEMO_DIR := $(CURDIR)/.demo
 DEMO_ENV := DEMO_DIR=$(DEMO_DIR) DAGSTER_HOME=$(DEMO_DIR)/dagster_home DEMO_STORAGE=$(DEMO_DIR)/data
 
-# The other ends of the supported range, each in its own virtual environment `.venv-<env>`:
+# The ends of the supported range, each in its own virtual environment `.venv-<env>`:
 # py310-oldest: the oldest Python with the oldest dependency set ($(OLDEST), pinned from
 #   pyproject.toml's lower bounds by `make constraints`);
 # py313: the newest Python with uv.lock, as the default environment (3.11).
+# CI runs the whole suite once on each end and not a third time on the default environment:
+# `make test VENV=.venv-py313` (lint, typecheck, the suite, the docs on the newest end), then
+# `make unit-py310-oldest`. 3.11 lies inside the range and shares py313's lock, so a run there
+# would repeat the newest end's dependency set on an interpreter both ends bracket.
 # pyenv's shims refuse a version that is not selected, so take its interpreters directly.
 PY310 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
 PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
@@ -30,7 +36,7 @@ $(UV):
 	$(PYTHON) -m venv .uv
 	.uv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
-$(VENV)/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
+.venv/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
 	@$(UV) sync --quiet --frozen --all-extras --python $(PYTHON)
 	@touch $@
 
@@ -43,6 +49,9 @@ lint: install
 typecheck: install
 	$(BIN)/mypy
 
+# Two workers; `loadgroup` keeps the tests that read the one demo run (xdist group "demo") on
+# one worker, so the suite runs the demo once (tests/conftest.py keeps the grouping working on
+# pytest 9.2).
 PYTEST := pytest -n 2 --dist loadgroup
 
 unit: install
@@ -55,7 +64,7 @@ docs: install
 
 test: lint typecheck unit docs
 
-# The suite on each other environment of the matrix (CI runs it after `make test`).
+# The suite on both ends of the range, each in its own environment.
 matrix: $(MATRIX:%=unit-%)
 
 unit-%: .venv-%/.synced

@@ -1,4 +1,4 @@
-"""Shared test fixtures: real storage for real runs."""
+"""Shared test fixtures: real storage for real runs, and the one run of the demo."""
 
 from __future__ import annotations
 
@@ -13,6 +13,40 @@ import duckdb
 import polars as pl
 import pytest
 from dagster_duckdb_polars import DuckDBPolarsIOManager
+from demo_run import DemoRun, run_demo
+
+# ------------------------------- test distribution (xdist) -------------------------------- #
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """Keep `--dist loadgroup` grouping: pytest-xdist 3.8 marks a test of group `g` by writing
+    `nodeid@g` to `Item._nodeid`, which pytest 9.2 no longer reads (`Item.nodeid` comes from
+    `Item._id`), so each test of a group went to any worker, and every worker that drew a demo
+    test ran the demo. Where xdist's suffix did not take, set it where pytest reads it."""
+    if not config.getoption("loadgroup", default=False):
+        return
+    for item in items:
+        groups = {
+            str(mark.args[0] if mark.args else mark.kwargs.get("name", "default"))
+            for mark in item.iter_markers("xdist_group")
+        }
+        suffix = "@" + "_".join(sorted(groups))
+        if groups and not item.nodeid.endswith(suffix):
+            from _pytest.nodeid import NodeId  # pytest >= 9.2, where the suffix did not take
+
+            item._id = NodeId.parse(item.nodeid + suffix)  # type: ignore[attr-defined]
+
+
+# ------------------------------------ the demo, once -------------------------------------- #
+
+
+@pytest.fixture(scope="session")
+def demo(tmp_path_factory: pytest.TempPathFactory) -> DemoRun:
+    """`make demo`'s run, shared by every test that reads it. Defined here, once: a session
+    fixture imported into two test modules is two fixtures, and ran the demo twice."""
+    return run_demo(tmp_path_factory.mktemp("demo"))
+
 
 # ------------------------- gated assets: storage the run writes to ------------------------- #
 

@@ -1,16 +1,14 @@
 """One run of `python -m dagster_dataframely_demo` (what `make demo` runs), shared by the demo
-and webserver tests: both are in xdist group "demo", so one worker runs it once."""
+and webserver tests through conftest.py's session fixture `demo`: both modules are in xdist
+group "demo", so one worker runs it, once."""
 
 from __future__ import annotations
 
 import os
 import subprocess
 import sys
-from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-
-import pytest
 
 
 @dataclass(frozen=True)
@@ -29,9 +27,9 @@ class DemoRun:
         return self.folder / "data" / "lake"
 
 
-@pytest.fixture(scope="session", name="demo")
-def demo_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
-    folder = tmp_path_factory.mktemp("demo")
+def run_demo(folder: Path) -> DemoRun:
+    """`python -m dagster_dataframely_demo` in `folder`, with no DAGSTER_ or DEMO_ setting of
+    the test process leaking into it."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DAGSTER_", "DEMO_"))}
     run = subprocess.run(
         [sys.executable, "-m", "dagster_dataframely_demo"],
@@ -42,4 +40,4 @@ def demo_fixture(tmp_path_factory: pytest.TempPathFactory) -> Iterator[DemoRun]:
         timeout=1800,  # minutes on a quiet machine; far more on a shared, loaded one
         check=False,
     )
-    yield DemoRun(folder, run.returncode, run.stdout, run.stderr)
+    return DemoRun(folder, run.returncode, run.stdout, run.stderr)

@@ -12,7 +12,7 @@ from dagster._core.events import DagsterEventType
 from dagster_dataframely_demo import payments, payments_migrated
 from dagster_dataframely_demo._data import generate
 from dagster_dataframely_demo.schema import Orders
-from demo_run import DemoRun, demo_fixture  # noqa: F401  (the shared session fixture)
+from demo_run import DemoRun
 
 from dagster_dataframely.pandera import to_dataframely
 from dagster_dataframely.wiring import rules
@@ -38,6 +38,28 @@ def test_the_console_gets_progress_and_a_summary_that_fits_on_one_screen(demo: D
     assert len(summary.splitlines()) <= 50
     assert max(len(line) for line in summary.splitlines()[2:]) <= 100  # [1] names a folder
     assert "make ui" in summary
+
+
+def test_the_console_names_every_step_the_instance_recorded_as_ended(demo: DemoRun) -> None:
+    """Each run's lines on the console are the steps its event log says succeeded or failed,
+    and the steps of its plan that never ran: nothing the instance holds is missing."""
+    console = demo.stdout[: demo.stdout.index("The demo ran")]
+    sections = re.split(r"^Run .+:$", console, flags=re.MULTILINE)[1:]
+    instance = dg.DagsterInstance.from_config(str(demo.home))
+    runs = sorted(instance.get_run_records(), key=lambda record: record.create_timestamp)
+    assert len(sections) == len(runs) == 3
+    ended = {DagsterEventType.STEP_SUCCESS: "done", DagsterEventType.STEP_FAILURE: "FAILED"}
+    for record, section in zip(runs, sections, strict=True):
+        recorded = {
+            (ended[entry.dagster_event.event_type], entry.step_key)  # type: ignore[union-attr]
+            for entry in instance.all_logs(record.dagster_run.run_id, of_type=set(ended))
+        }
+        printed = [tuple(line.split()[:2]) for line in section.splitlines() if line.strip()]
+        assert {line for line in printed if line[0] in ended.values()} == recorded
+        assert len(printed) == len(set(printed))  # one line per step
+    assert ("skipped", "customer_segments:") in [
+        tuple(line.split()[:2]) for line in sections[0].splitlines() if line.strip()
+    ]
 
 
 def test_summary_counts_rows_written_and_quarantined_from_the_stored_tables(

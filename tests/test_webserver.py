@@ -10,7 +10,7 @@ import pytest
 from dagster_dataframely_demo._data import generate
 from dagster_dataframely_demo._webserver import webserver as serve
 from dagster_dataframely_demo.schema import Orders
-from demo_run import DemoRun, demo_fixture  # noqa: F401  (the shared session fixture)
+from demo_run import DemoRun
 
 pytestmark = pytest.mark.xdist_group("demo")
 

@@ -105,8 +105,12 @@ defs = dg.Definitions.merge(
                 card_payments,
                 invoice_payments,
             ],
-            # Each step in its own process, forked from one that has imported this module.
-            executor=dg.multiprocess_executor.configured({"start_method": {"forkserver": {}}}),
+            # Each step in its own process, forked from one that has imported this module. Named
+            # explicitly: without `preload_modules`, Dagster 1.13 preloads nothing of it, and each
+            # step process imports the whole code location again.
+            executor=dg.multiprocess_executor.configured(
+                {"start_method": {"forkserver": {"preload_modules": [__name__]}}}
+            ),
             resources={
                 WAREHOUSE: DuckDBPolarsIOManager(
                     database=str(STORAGE / "warehouse.duckdb"), schema="storefront"

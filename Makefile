@@ -4,8 +4,9 @@
 PYTHON ?= python3
 UV_VERSION := 0.13.9
 UV := .uv/bin/uv
-# The environment the targets below use: `.venv` (the machine's python3 with uv.lock) unless
-# given, e.g. `make test VENV=.venv-py313`, which is how CI runs it (see `.ci/run`).
+# The environment the targets below use: `.venv`, uv.lock on the newest supported Python the
+# machine has (pyenv's 3.13, else the machine's python3), so `make test` tests the newest end of
+# the supported range. `VENV=.venv-<env>` runs the targets in a matrix environment instead.
 VENV ?= .venv
 BIN := $(VENV)/bin
 
@@ -19,14 +20,14 @@ DEMO_ENV := DEMO_DIR=$(DEMO_DIR) DAGSTER_HOME=$(DEMO_DIR)/dagster_home DEMO_STOR
 # The ends of the supported range, each in its own virtual environment `.venv-<env>`:
 # py310-oldest: the oldest Python with the oldest dependency set ($(OLDEST), pinned from
 #   pyproject.toml's lower bounds by `make constraints`);
-# py313: the newest Python with uv.lock, as the default environment (3.11).
-# CI runs the whole suite once on each end and not a third time on the default environment:
-# `make test VENV=.venv-py313` (lint, typecheck, the suite, the docs on the newest end), then
-# `make unit-py310-oldest`. 3.11 lies inside the range and shares py313's lock, so a run there
-# would repeat the newest end's dependency set on an interpreter both ends bracket.
+# py313: the newest Python with uv.lock, like the default environment `.venv`.
+# CI runs the whole suite once on each end: `make test` (lint, typecheck, the suite and the docs
+# in `.venv`, the newest end), then `make unit-py310-oldest`. Not a third time on 3.11: it lies
+# inside the range and shares the newest end's lock.
 # pyenv's shims refuse a version that is not selected, so take its interpreters directly.
 PY310 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.10*/bin/python3.10) python3.10)
 PY313 ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) python3.13)
+NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $(PYTHON))
 MATRIX := py310-oldest py313
 OLDEST := constraints/py310-oldest.txt
 
@@ -37,7 +38,7 @@ $(UV):
 	.uv/bin/python -m pip install --quiet --disable-pip-version-check "uv==$(UV_VERSION)"
 
 .venv/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
-	@$(UV) sync --quiet --frozen --all-extras --python $(PYTHON)
+	@$(UV) sync --quiet --frozen --all-extras --python $(NEWEST)
 	@touch $@
 
 install: $(VENV)/.synced

@@ -138,6 +138,7 @@ class SchemaCheck(dg.Resolvable):
     max_failure_samples: int | None = None
     name: str | None = None
     source: SourceConfig | None = None
+    read_dtypes: Literal["strict", "cast"] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -214,6 +215,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None
     max_failure_samples: int | None = None
+    read_dtypes: Literal["strict", "cast"] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -273,6 +275,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 name=entry.name,
                 **self._settings(entry),
                 source=entry.source.build() if entry.source else None,
+                read_dtypes=entry.read_dtypes or self.read_dtypes,
             )
         except DagsterDataframelyError as error:
             raise _located(error, context.path / "defs.yaml", index, entry) from None

@@ -268,7 +268,7 @@ def test_the_drifts_of_a_pandas_round_trip_are_cast(tmp_path: Path) -> None:
             "status": ["packed", "shipped"],
             "shipped_on": [None, dt.date(2024, 5, 2)],
             "weight": [decimal.Decimal("1.50"), decimal.Decimal("0.25")],
-            "sent_at": [dt.datetime(2024, 5, 1, 8, tzinfo=dt.UTC)] * 2,
+            "sent_at": [dt.datetime(2024, 5, 1, 8, tzinfo=dt.timezone.utc)] * 2,
         }
     )
     stored = Shipments.cast(frame).to_pandas()

@@ -83,9 +83,10 @@ def _zone_rules(key: str) -> bytes | None:
             with open(path, "rb") as file:
                 return file.read()
     try:
-        return (
-            importlib.resources.files("tzdata").joinpath("zoneinfo", *key.split("/")).read_bytes()
-        )
+        found = importlib.resources.files("tzdata") / "zoneinfo"
+        for part in key.split("/"):
+            found = found / part
+        return found.read_bytes()
     except (ImportError, OSError):
         return None
 

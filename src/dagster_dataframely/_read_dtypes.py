@@ -220,15 +220,20 @@ def _sample(
     failing: Sequence[Cast], evaluation: Evaluation, identify: Sequence[str]
 ) -> pl.DataFrame | None:
     """The values that did not convert, column by column, with the key that locates them."""
-    frames = [
-        evaluation.samples[cast.rule.name].select(
-            *(name for name in identify if name in evaluation.samples[cast.rule.name].columns),
-            pl.lit(cast.column).alias("column"),
-            pl.col(cast.original).cast(pl.String).alias("value read"),
+    frames = []
+    for cast in failing:
+        rows = evaluation.samples.get(cast.rule.name)
+        if rows is None:
+            continue
+        # A sample shows a few columns; a key of many could leave the value out.
+        read = pl.col(cast.original) if cast.original in rows.columns else pl.lit(None)
+        frames.append(
+            rows.select(
+                *(name for name in identify if name in rows.columns),
+                pl.lit(cast.column).alias("column"),
+                read.cast(pl.String).alias("value read"),
+            )
         )
-        for cast in failing
-        if cast.rule.name in evaluation.samples
-    ]
     return pl.concat(frames, how="diagonal") if frames else None
 
 
@@ -241,7 +246,10 @@ def _failed_message(
     lines = []
     for cast in failing[:_LISTED]:
         shown = (
-            sample.filter(pl.col("column") == cast.column)["value read"].head(3).to_list()
+            sample.filter(pl.col("column") == cast.column)["value read"]
+            .unique(maintain_order=True)
+            .head(3)
+            .to_list()
             if sample is not None
             else []
         )
@@ -277,9 +285,10 @@ def remedy(
         "Declare the dtype the table holds in the schema, or write the declared dtype where "
         f"the table is made (e.g. `{schema.__name__}.cast(frame)` in the asset)."
     )
-    if read_dtypes == "cast" or not fixed:
-        note = 'read_dtypes="cast" does not cast these drifts. ' if read_dtypes == "cast" else ""
-        return f"The sidecar does not cast them on its own. {note}{others}"
+    if read_dtypes == "cast":
+        return f'read_dtypes="cast" casts none of these drifts. {others}'
+    if not fixed:
+        return f'The sidecar casts none of these drifts, even with read_dtypes="cast". {others}'
     how = (
         'Pass read_dtypes="cast" to the checks (dd.schema_checks, dd.with_schemas, or '
         "`read_dtypes: cast` in the Component's YAML) to cast them on read; each cast is "

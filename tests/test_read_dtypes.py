@@ -172,6 +172,13 @@ def _run_shipment_checks(resources: dict[str, Any], **settings: Any) -> dg.Execu
     checks = dd.schema_checks(
         Shipments, asset="shipments", source=dd.sources.DuckDBTableSource(), **settings
     )
+    return _run_checks(checks, resources)
+
+
+def _run_checks(
+    checks: dg.AssetChecksDefinition, resources: dict[str, Any]
+) -> dg.ExecuteInProcessResult:
+    """A run of `checks` on the external asset `shipments` (which nothing materializes)."""
     defs = dg.Definitions(
         assets=[dg.AssetSpec("shipments")],
         asset_checks=[checks],
@@ -314,16 +321,7 @@ def test_the_component_casts_with_read_dtypes_in_its_yaml(tmp_path: Path) -> Non
         )
         with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
             (checks,) = defs.asset_checks or ()
-    result = (
-        dg.Definitions(
-            assets=[dg.AssetSpec("shipments")],
-            asset_checks=[checks],
-            resources=resources,
-            jobs=[dg.define_asset_job("checks", dg.AssetSelection.checks_for_assets("shipments"))],
-        )
-        .resolve_job_def("checks")
-        .execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
-    )
+    result = _run_checks(checks, resources)
 
     assert evaluations(result)[COLUMNS].passed
     assert len(_casts(result)) == 5
@@ -348,16 +346,7 @@ def test_the_environment_variable_turns_the_casts_on(
     checks = dd.schema_checks(Shipments, asset="shipments", source=dd.sources.DuckDBTableSource())
     monkeypatch.delenv("DAGSTER_DATAFRAMELY_READ_DTYPES")  # resolved once, at definition time
     resources = _duckdb_table(tmp_path / "warehouse.duckdb", SHIPMENTS)
-    result = (
-        dg.Definitions(
-            assets=[dg.AssetSpec("shipments")],
-            asset_checks=[checks],
-            resources=resources,
-            jobs=[dg.define_asset_job("checks", dg.AssetSelection.checks_for_assets("shipments"))],
-        )
-        .resolve_job_def("checks")
-        .execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
-    )
+    result = _run_checks(checks, resources)
 
     assert evaluations(result)[COLUMNS].passed
 

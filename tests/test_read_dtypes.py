@@ -339,6 +339,29 @@ def test_a_bad_value_fails_at_definition_time_naming_where_it_came_from(
         dd.with_schemas(dg.Definitions(assets=[_orders(None)]), {"orders": OrdersSchema})
 
 
+def test_a_bad_value_in_the_components_yaml_fails_when_it_loads() -> None:
+    entry = {"asset": "shipments", "schema": "test_read_dtypes:Shipments", "read_dtypes": "casts"}
+    with create_defs_folder_sandbox() as sandbox:
+        path = sandbox.scaffold_component(
+            component_cls=dd.SchemaChecksComponent,
+            defs_path="quality",
+            defs_yaml_contents={
+                "type": "dagster_dataframely.SchemaChecksComponent",
+                "attributes": {"checks": [entry]},
+            },
+        )
+        with (
+            pytest.raises(Exception) as raised,
+            sandbox.load_component_and_build_defs(defs_path=path),
+        ):
+            pass
+
+    error = raised.value.__cause__
+    assert isinstance(error, InvalidSettingError)
+    assert "defs.yaml: checks[0] (asset shipments" in str(error)
+    assert "read_dtypes='casts': expected one of 'strict', 'cast'" in str(error)
+
+
 def test_the_environment_variable_turns_the_casts_on(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -279,6 +279,18 @@ def _migrated_source_has_the_translations_rules(block: Block, tmp_path: Path) ->
     ]
 
 
+def _read_dtypes_casts_what_duckdb_changed(block: Block, tmp_path: Path) -> None:
+    result = materialize(_run(block), Run({}), tmp_path / "cast")
+    casts = evaluations(result)["dy_schema__columns"].metadata["dy_casts"].value
+    assert [row.data["column"] for row in casts.records] == ["status", "ordered_at"]  # type: ignore[attr-defined]
+
+    strict = Block(block.page, block.heading, block.code.replace(', read_dtypes="cast"', ""))
+    definitions, resources = _definitions(_run(strict))
+    result = dg.materialize(definitions, resources=resources, raise_on_error=False)
+    error, message = step_error(result)
+    assert error == "ColumnSchemaError" and 'read_dtypes="cast"' in message
+
+
 Expectation = Run | list[Run] | Callable[[Block, Path], None]
 
 STATED: dict[str, Expectation] = {
@@ -354,6 +366,9 @@ STATED: dict[str, Expectation] = {
             "dy_rule__customer_email__check__is_lowercase": WARN,
         },
         error="DagsterAssetCheckFailedError",
+    ),
+    "docs/sidecar.md: Dtypes a warehouse changes: `read_dtypes`": (
+        _read_dtypes_casts_what_duckdb_changed
     ),
     "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
         {"orders": 12, "customers": 8}, described=("orders",)

@@ -157,7 +157,7 @@ def test_duckdb_round_trip_drift_fails_the_column_schema_check_and_never_casts(
     assert evaluated["dy_schema__columns"].metadata["dy_mismatched_columns"].value == 2
     error = _step_error(result, "orders__dy_checks")
     assert error.cls_name == ColumnSchemaError.__name__
-    assert "OrdersSchema.cast(frame)" in error.message
+    assert 'read_dtypes="cast"' in error.message  # the sidecar's remedy, not the asset's
 
 
 def test_duckdb_pandas_io_manager_value_is_converted(tmp_path: Path) -> None:

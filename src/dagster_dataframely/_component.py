@@ -142,6 +142,7 @@ class SchemaCheck(dg.Resolvable):
     name: str | None = None
     source: SourceConfig | None = None
     partitions_def: PartitionsField = None
+    read_dtypes: Literal["strict", "cast"] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -222,6 +223,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     max_failure_samples: int | None = None
     partitions_def: PartitionsField = None
     assets_outside_defs: bool = False
+    read_dtypes: Literal["strict", "cast"] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -307,6 +309,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 or self.partitions_def
                 or (spec.partitions_def if spec else None),
                 source=entry.source.build() if entry.source else None,
+                read_dtypes=entry.read_dtypes or self.read_dtypes,
             )
             if declared and not spec:
                 declared.refuse(entry.asset)

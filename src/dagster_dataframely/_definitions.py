@@ -17,6 +17,7 @@ import dataframely as dy
 from ._asset_keys import closest_keys, listed_keys, parse_asset_key
 from ._collection import declared_collection_checks
 from ._metadata import schema_metadata
+from ._read_dtypes import ReadDtypes
 from ._schemas import SchemaLike, as_dataframely
 from ._sidecar import schema_checks
 from .errors import UnknownAssetError, UnloadableAssetError
@@ -36,6 +37,7 @@ def with_schemas(
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
+    read_dtypes: ReadDtypes | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -50,7 +52,9 @@ def with_schemas(
     `io_manager_key`) unless `source` says otherwise: one source for every named asset (a
     `dd.sources.DuckDBTableSource()` reads each asset's `dagster/table_name`), or a mapping
     `{key: source}`. An asset with no IO manager (a dbt model, an external `AssetSpec`) and no
-    source raises `UnloadableAssetError`.
+    source raises `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a
+    warehouse round trip on read, as `dd.schema_checks` documents (not yet for collection
+    entries).
 
     Example:
         ```python
@@ -105,6 +109,7 @@ def with_schemas(
             max_failure_samples=max_failure_samples,
             partitions_def=partitions_def or specs[key].partitions_def,
             source=sources[key],
+            read_dtypes=read_dtypes,
         )
         for key, schema in by_key.items()
         if key not in by_collection

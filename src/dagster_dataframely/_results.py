@@ -14,6 +14,7 @@ from ._catalogue import Rule, rules
 from ._display import share, shorten, table
 from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
 from ._naming import COLUMN_SCHEMA_CHECK
+from ._read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings
 from ._specs import Check, plan
@@ -52,34 +53,80 @@ def check_results(
         max_failure_samples=max_failure_samples,
     )
     lf = as_lazy(frame, asset=key.to_user_string())
-    yield from column_schema_results(dy_schema, lf.collect_schema(), key)
-    planned = plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__)
+    yield from schema_results(
+        dy_schema, lf, key, settings, warn=warn, checks=checks, severity=severity
+    )
+
+
+def schema_results(
+    schema: type[dy.Schema],
+    lf: pl.LazyFrame,
+    asset_key: dg.AssetKey,
+    settings: CheckSettings,
+    *,
+    warn: str | Sequence[str] = (),
+    checks: Collection[str] | None = None,
+    severity: dg.AssetCheckSeverity | None = None,
+    read_dtypes: ReadDtypes | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
+    (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
+    casts the drifts `_read_dtypes` lists, their failures counted with the rules."""
+    actual = lf.collect_schema()
+    casts = Casts.plan(schema, actual, read_dtypes)
+    yield from column_schema_results(
+        schema, actual, asset_key, read_dtypes=read_dtypes, casts=casts
+    )
+    planned = plan(rules(schema, warn=warn), settings, schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
-    evaluation = evaluate_schema(
-        dy_schema, lf, [rule for check in planned for rule in check.rules], settings
-    )
-    yield from results(planned, evaluation, asset_key=key, severity=severity)
+    catalogue = [rule for check in planned for rule in check.rules]
+    evaluation = evaluate_schema(schema, lf, catalogue, settings, casts=casts)
+    if casts.casts:
+        result, error = casts.result(schema, asset_key, evaluation, schema.primary_key())
+        yield result
+        if error is not None:
+            raise error
+    yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
 
 
 def evaluate_schema(
-    schema: type[dy.Schema], frame: pl.LazyFrame, catalogue: Sequence[Rule], settings: CheckSettings
+    schema: type[dy.Schema],
+    frame: pl.LazyFrame,
+    catalogue: Sequence[Rule],
+    settings: CheckSettings,
+    *,
+    casts: Casts = NO_CASTS,
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
-    rows identified by the primary key and sampled as `settings` say."""
+    rows identified by the primary key and sampled as `settings` say; with `casts`, on the
+    cast columns, each cast's failures counted in the same pass."""
     return evaluate(
-        frame.select(schema.column_names()),
-        catalogue,
+        casts.frame(frame, schema.column_names()),
+        [*catalogue, *casts.rules],
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),
     )
 
 
 def column_schema_results(
-    schema: type[dy.Schema], actual: Mapping[str, pl.DataType], asset_key: dg.AssetKey
+    schema: type[dy.Schema],
+    actual: Mapping[str, pl.DataType],
+    asset_key: dg.AssetKey,
+    *,
+    read_dtypes: ReadDtypes | None = None,
+    casts: Casts = NO_CASTS,
 ) -> Iterator[dg.AssetCheckResult]:
-    """The `dy_schema__columns` result; on a mismatch, yield it failed and raise."""
-    mismatches = column_mismatches(schema, actual)
+    """The `dy_schema__columns` result; on a mismatch, yield it failed and raise. Columns
+    `casts` will cast are no mismatch: when there are any, their evaluation reports the
+    result (`Casts.result`) and nothing is yielded here."""
+    mismatches = {
+        name: mismatch
+        for name, mismatch in column_mismatches(schema, actual).items()
+        if name not in casts.columns
+    }
+    if casts.casts and not mismatches:
+        return
     listed = list(mismatches.items())[:_LISTED_MISMATCHES]
     metadata: dict[str, Any] = {"dy_mismatched_columns": len(mismatches)}
     if mismatches:
@@ -98,7 +145,13 @@ def column_schema_results(
         metadata=metadata,
     )
     if mismatches:
-        raise ColumnSchemaError(_mismatch_message(schema, mismatches), mismatches=mismatches)
+        fix = (
+            f"The package never casts. Produce the declared dtypes, or call "
+            f"`{schema.__name__}.cast(frame)` in the asset to cast."
+            if read_dtypes is None
+            else remedy(schema, actual, mismatches, read_dtypes)
+        )
+        raise ColumnSchemaError(_mismatch_message(schema, mismatches, fix), mismatches=mismatches)
 
 
 def results(
@@ -193,7 +246,7 @@ def _sample(check: Check, evaluation: Evaluation) -> pl.DataFrame | None:
 
 
 def _mismatch_message(
-    schema: type[dy.Schema], mismatches: Mapping[str, tuple[str, str | None]]
+    schema: type[dy.Schema], mismatches: Mapping[str, tuple[str, str | None]], fix: str
 ) -> str:
     lines = [
         f"  - {name}: missing (expected {expected})"
@@ -205,6 +258,5 @@ def _mismatch_message(
         lines.append(f"  … and {len(mismatches) - _LISTED_MISMATCHES} more")
     return (
         f"The frame does not match {schema.__name__}: {len(mismatches)} column(s) missing or "
-        "of another dtype:\n" + "\n".join(lines) + "\nThe package never casts. Produce the "
-        f"declared dtypes, or call `{schema.__name__}.cast(frame)` in the asset to cast."
+        "of another dtype:\n" + "\n".join(lines) + "\n" + fix
     )

@@ -66,6 +66,7 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "row_sample": (_count, 5),
     "max_failure_samples": (_count, 5),
     "quarantine_dir": (_text, "quarantine"),
+    "read_dtypes": (_choice("strict", "cast"), "strict"),
 }
 
 

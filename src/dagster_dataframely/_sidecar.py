@@ -16,10 +16,12 @@ from collections.abc import Iterator, Sequence
 import dagster as dg
 
 from ._asset_keys import parse_asset_key
+from ._evaluate import as_lazy
 from ._naming import COLUMN_SCHEMA_CHECK, dagster_name
-from ._results import check_results
+from ._read_dtypes import ReadDtypes
+from ._results import schema_results
 from ._schemas import SchemaLike, as_dataframely
-from ._settings import CheckSettings
+from ._settings import CheckSettings, resolve
 from ._severity import warn_names
 from ._specs import check_specs
 from .errors import ColumnSchemaError
@@ -43,6 +45,7 @@ def schema_checks(
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
     source: SourceLike | None = None,
+    read_dtypes: ReadDtypes | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -58,6 +61,11 @@ def schema_checks(
     `dd.sources` source (a DuckDB table, parquet or Delta files) or a function
     `(context) -> frame`. The check requires the source's resource keys, so the run's
     resources (and their run config) read the table.
+
+    `read_dtypes="cast"` casts the dtypes a warehouse or pandas round trip changes (an `Enum`
+    read as `String`, `Etc/UTC` for `UTC`, a `Date` read as a `Datetime`, an integer width)
+    back to the declared ones, and only those; each cast is reported on `dy_schema__columns`,
+    and a value the cast would change or lose fails it. The default, `"strict"`, never casts.
 
     Example:
         ```python
@@ -76,6 +84,7 @@ def schema_checks(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
+    read: ReadDtypes = resolve("read_dtypes", read_dtypes)
     specs = check_specs(
         dy_schema,
         asset=key,
@@ -98,15 +107,14 @@ def schema_checks(
         reported: list[dg.AssetCheckResult] = []
         try:
             with reading(key, reader), reader.open(context, key) as frame:
-                for result in check_results(
+                for result in schema_results(
                     dy_schema,
-                    frame,
-                    asset_key=key,
+                    as_lazy(frame, asset=key.to_user_string()),
+                    key,
+                    settings,
                     warn=warn,
-                    check_granularity=settings.check_granularity,
-                    schema_rules=settings.schema_rules,
-                    max_failure_samples=settings.max_failure_samples,
                     checks=selected,
+                    read_dtypes=read,
                 ):
                     # The column-schema check always runs (it reads only the frame's schema),
                     # but Dagster accepts results only for the checks the run selected.
@@ -131,7 +139,8 @@ def not_evaluated(
     columns = ", ".join(list(error.mismatches)[:10])
     reason = (
         f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
-        f"missing or of another dtype: {columns}), so no rule was run on this table."
+        f"missing, of another dtype or with values not cast: {columns}), so no rule is "
+        "reported on this table."
     )
     for name in checks:
         yield dg.AssetCheckResult(

@@ -316,7 +316,11 @@ def test_the_component_casts_with_read_dtypes_in_its_yaml(tmp_path: Path) -> Non
             defs_path="quality",
             defs_yaml_contents={
                 "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {"read_dtypes": "cast", "checks": [entry]},
+                "attributes": {
+                    "read_dtypes": "cast",
+                    "assets_outside_defs": True,  # the table's spec is built in this test
+                    "checks": [entry],
+                },
             },
         )
         with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):

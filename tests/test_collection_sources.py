@@ -214,6 +214,37 @@ def test_a_missing_source_file_names_the_member_and_the_source(tmp_path: Path) -
     assert f"Could not read asset customers from parquet '{missing}'" in error.cause.message
 
 
+def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(
+    tmp_path: Path,
+) -> None:
+    stored = _stored(tmp_path)
+    # A customers file whose footer reads (so the member opens) but whose pages are corrupt:
+    # the read fails only when a query reads the rows.
+    path = Path(stored["customers_path"])
+    pl.DataFrame({"customer_id": range(100_000), "name": "x"}).write_parquet(path)
+    data = bytearray(path.read_bytes())
+    data[100 : len(data) // 2 : 7] = bytes(b ^ 0xFF for b in data[100 : len(data) // 2 : 7])
+    path.write_bytes(data)
+    checks = dd.collection_checks(Shop, members=MEMBERS, sources=_sources(str(path)))
+    result = dg.materialize(
+        [*_members(), checks],
+        resources=stored["resources"],
+        selection=EVERYTHING,
+        raise_on_error=False,
+    )
+
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert error.cause.cls_name == SourceReadError.__name__
+    message = error.cause.message
+    assert "Could not read the members of collection Shop" in message
+    assert f"customers (asset customers) from parquet '{path}'" in message
+    assert "orders (asset orders) from DuckDB table (dagster/table_name)" in message
+    assert "lines (asset order_lines) from IO manager 'io_manager'" in message
+    assert "Data corruption" in message
+
+
 # ---------------------------------- definition time ---------------------------------- #
 
 

@@ -6,14 +6,16 @@ through `ParquetSource`; `order_lines` is stored by the run's IO manager, the de
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import dagster as dg
+import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
 from dagster.components.testing import create_defs_folder_sandbox
 from dagster_duckdb import DuckDBResource
+from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
 from shop import MEMBERS, SHOP_FAILURES, Shop, shop_frames
 from support import logs, materialized
 from test_component import _component
@@ -352,3 +354,74 @@ def test_a_component_source_for_an_unknown_member_names_the_file() -> None:
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "sources= names members not in members=: order" in str(error)
+
+
+# ---------------------------------- a real dbt project ---------------------------------- #
+
+
+class DbtLines(dy.Schema):
+    order_id = dy.Int32(primary_key=True)
+    line_no = dy.Int32(primary_key=True)
+
+
+class DbtShop(dy.Collection):
+    """The dbt project's two models (tests/dbt_project) and order lines an asset stores."""
+
+    customers: Annotated[dy.LazyFrame[ShopCustomers], dy.CollectionMember(ignored_in_filters=True)]
+    orders: dy.LazyFrame[ShopOrders]
+    lines: dy.LazyFrame[DbtLines]
+
+    @dy.filter()
+    def order_has_lines(self) -> pl.LazyFrame:
+        return self.orders.join(self.lines, on="order_id", how="semi")
+
+    @dy.filter()
+    def customer_exists(self) -> pl.LazyFrame:
+        return self.orders.join(self.customers, on="customer_id", how="semi")
+
+
+@dg.asset(name="order_lines")
+def dbt_order_lines() -> pl.DataFrame:
+    # No line for order 14; order 99 does not exist.
+    return pl.DataFrame(
+        {"order_id": [10, 11, 12, 13, 99], "line_no": [1, 1, 1, 1, 1]},
+        schema={"order_id": pl.Int32, "line_no": pl.Int32},
+    )
+
+
+def test_dbt_models_are_members_read_from_the_duckdb_file_dbt_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project = prepare(tmp_path)
+    database = tmp_path / "shop.duckdb"
+    monkeypatch.setenv(DATABASE, str(database))
+    checks = dd.collection_checks(
+        DbtShop,
+        members={"customers": "customers", "orders": "orders", "lines": "order_lines"},
+        sources={
+            "customers": dd.sources.DuckDBTableSource(),  # each model's dagster/table_name
+            "orders": dd.sources.DuckDBTableSource(),
+        },
+    )
+    result = dg.materialize(
+        [dbt_models(project), dbt_order_lines, checks],
+        resources={
+            **resources(project, database),
+            "io_manager": ParquetIOManager(base_dir=str(tmp_path / "store")),
+        },
+        raise_on_error=False,
+    )
+
+    # dbt's orders 11 (amount -3) and 12 (status 'lost') break their rules, so no filter
+    # keeps them; of the valid orders 10, 13 and 14, order 14 has no line.
+    assert {
+        (e.asset_key.to_user_string(), e.check_name): e.metadata["dy_failed_count"].value
+        for e in result.get_asset_check_evaluations()
+        if not e.passed
+    } == {
+        ("orders", "dy_rule__amount__min"): 1,
+        ("orders", "dy_rule__status__regex"): 1,
+        ("orders", "dy_filter__order_has_lines"): 1,
+        ("order_lines", "dy_filter__order_has_lines"): 3,  # orders 11, 12 and 99
+        ("order_lines", "dy_filter__customer_exists"): 3,
+    }

@@ -6,7 +6,7 @@ through `ParquetSource`; `order_lines` is stored by the run's IO manager, the de
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -16,9 +16,17 @@ import pytest
 from dagster.components.testing import create_defs_folder_sandbox
 from dagster_duckdb import DuckDBResource
 from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
-from shop import MEMBERS, SHOP_FAILURES, Shop, shop_frames
+from shop import (
+    MEMBERS,
+    Shop,
+    ShopWithReturns,
+    expected_failures,
+    failing_by_member,
+    shop_collection,
+    shop_frames,
+)
 from support import logs, materialized
-from test_component import _component
+from test_component import _component, _load_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -29,7 +37,6 @@ from dagster_dataframely.errors import (
 )
 from dagster_dataframely.io import ParquetIOManager
 
-ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
 DAYS = dg.StaticPartitionsDefinition(["mon", "tue"])
 #: The catalog of a DuckDB file is its stem, as in the names dbt gives its models.
 TABLE = "warehouse.main.orders"
@@ -100,25 +107,6 @@ def _sources(customers_path: str, **kwargs: Any) -> dict[str, dd.sources.Source]
     }
 
 
-def _by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[Any, Any]]:
-    members = {asset: member for member, asset in MEMBERS.items()}
-    return {
-        (members[e.asset_key.to_user_string()], e.check_name): (
-            e.metadata["dy_failed_count"].value,
-            e.severity,
-        )
-        for e in result.get_asset_check_evaluations()
-        if not e.passed
-    }
-
-
-def _expected() -> dict[tuple[str, str], tuple[int, Any]]:
-    return {
-        key: (count, WARN if key[1] == "dy_filter__customer_exists" else ERROR)
-        for key, count in SHOP_FAILURES.items()
-    }
-
-
 def test_members_from_duckdb_and_parquet_report_the_filter_counts(tmp_path: Path) -> None:
     stored = _stored(tmp_path)
     checks = dd.collection_checks(Shop, members=MEMBERS, sources=_sources(stored["customers_path"]))
@@ -131,7 +119,7 @@ def test_members_from_duckdb_and_parquet_report_the_filter_counts(tmp_path: Path
         raise_on_error=False,
     )
 
-    assert _by_member(result) == _expected()
+    assert failing_by_member(result) == expected_failures()
     assert len(result.get_asset_check_evaluations()) == len(checks.check_keys)
     # `order_has_lines` fails at ERROR on order lines: the report downstream never runs.
     assert "order_report" not in materialized(result)
@@ -188,8 +176,8 @@ def test_each_source_reads_the_run_partition(tmp_path: Path) -> None:
         for day in ("mon", "tue")
     }
 
-    assert _by_member(runs["mon"]) == {}
-    assert _by_member(runs["tue"]) == _expected()
+    assert failing_by_member(runs["mon"]) == {}
+    assert failing_by_member(runs["tue"]) == expected_failures()
     rows = {
         e.asset_key.to_user_string(): e.metadata["dy_row_count"].value
         for e in runs["tue"].get_asset_check_evaluations()
@@ -198,22 +186,32 @@ def test_each_source_reads_the_run_partition(tmp_path: Path) -> None:
     assert rows == {name: frames[member].height for member, name in MEMBERS.items()}
 
 
-def test_a_missing_source_file_names_the_member_and_the_source(tmp_path: Path) -> None:
-    stored = _stored(tmp_path)
-    missing = str(tmp_path / "no_such.parquet")
-    checks = dd.collection_checks(Shop, members=MEMBERS, sources=_sources(missing))
-    result = dg.materialize(
+def _checked_with(stored: dict[str, Any], sources: dict[str, Any]) -> dg.ExecuteInProcessResult:
+    checks = dd.collection_checks(Shop, members=MEMBERS, sources=sources)
+    return dg.materialize(
         [*_members(), checks],
         resources=stored["resources"],
         selection=EVERYTHING,
         raise_on_error=False,
     )
 
+
+def _user_error(result: dg.ExecuteInProcessResult) -> tuple[str, str]:
+    """The class and message of the error the check's code raised."""
     (failure,) = result.get_step_failure_events()
     error = failure.step_failure_data.error
     assert error is not None and error.cause is not None
-    assert error.cause.cls_name == SourceReadError.__name__
-    assert f"Could not read asset customers from parquet '{missing}'" in error.cause.message
+    return error.cause.cls_name or "", error.cause.message
+
+
+def test_a_missing_source_file_names_the_member_and_the_source(tmp_path: Path) -> None:
+    stored = _stored(tmp_path)
+    missing = str(tmp_path / "no_such.parquet")
+    result = _checked_with(stored, _sources(missing))
+
+    name, message = _user_error(result)
+    assert name == SourceReadError.__name__
+    assert f"Could not read asset customers from parquet '{missing}'" in message
 
 
 def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(
@@ -227,19 +225,10 @@ def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(
     data = bytearray(path.read_bytes())
     data[100 : len(data) // 2 : 7] = bytes(b ^ 0xFF for b in data[100 : len(data) // 2 : 7])
     path.write_bytes(data)
-    checks = dd.collection_checks(Shop, members=MEMBERS, sources=_sources(str(path)))
-    result = dg.materialize(
-        [*_members(), checks],
-        resources=stored["resources"],
-        selection=EVERYTHING,
-        raise_on_error=False,
-    )
+    result = _checked_with(stored, _sources(str(path)))
 
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error
-    assert error is not None and error.cause is not None
-    assert error.cause.cls_name == SourceReadError.__name__
-    message = error.cause.message
+    name, message = _user_error(result)
+    assert name == SourceReadError.__name__
     assert "Could not read the members of collection Shop" in message
     assert f"customers (asset customers) from parquet '{path}'" in message
     assert "orders (asset orders) from DuckDB table (dagster/table_name)" in message
@@ -264,8 +253,6 @@ def test_sources_for_names_not_in_members_are_refused() -> None:
 
 
 def test_a_source_for_an_optional_member_left_out_is_refused() -> None:
-    from shop import ShopWithReturns
-
     with pytest.raises(CollectionMemberError, match="not in members=: returns"):
         dd.collection_checks(
             ShopWithReturns,
@@ -307,7 +294,7 @@ def test_with_schemas_reads_members_from_source_by_asset_key(tmp_path: Path) -> 
         source={"orders": sources["orders"], "customers": sources["customers"]},
     )
 
-    assert _by_member(_checked(defs)) == _expected()
+    assert failing_by_member(_checked(defs)) == expected_failures()
 
 
 def test_with_schemas_refuses_an_external_member_without_a_source(tmp_path: Path) -> None:
@@ -334,7 +321,7 @@ def test_the_component_reads_members_from_yaml_sources(tmp_path: Path) -> None:
         path = _component(sandbox, {"checks": [], "collections": [entry]})
         with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
             merged = dg.Definitions.merge(_external_defs(stored), defs)
-            assert _by_member(_checked(merged)) == _expected()
+            assert failing_by_member(_checked(merged)) == expected_failures()
 
 
 def test_a_component_source_for_an_unknown_member_names_the_file() -> None:
@@ -344,13 +331,7 @@ def test_a_component_source_for_an_unknown_member_names_the_file() -> None:
         "sources": {"order": {"kind": "duckdb_table"}},
     }
     with create_defs_folder_sandbox() as sandbox:
-        path = _component(sandbox, {"checks": [], "collections": [entry]})
-        with (
-            pytest.raises(Exception) as raised,
-            sandbox.load_component_and_build_defs(defs_path=path),
-        ):
-            pass
-    error = raised.value.__cause__
+        error = _load_error(sandbox, _component(sandbox, {"checks": [], "collections": [entry]}))
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "sources= names members not in members=: order" in str(error)
@@ -364,20 +345,8 @@ class DbtLines(dy.Schema):
     line_no = dy.Int32(primary_key=True)
 
 
-class DbtShop(dy.Collection):
-    """The dbt project's two models (tests/dbt_project) and order lines an asset stores."""
-
-    customers: Annotated[dy.LazyFrame[ShopCustomers], dy.CollectionMember(ignored_in_filters=True)]
-    orders: dy.LazyFrame[ShopOrders]
-    lines: dy.LazyFrame[DbtLines]
-
-    @dy.filter()
-    def order_has_lines(self) -> pl.LazyFrame:
-        return self.orders.join(self.lines, on="order_id", how="semi")
-
-    @dy.filter()
-    def customer_exists(self) -> pl.LazyFrame:
-        return self.orders.join(self.customers, on="customer_id", how="semi")
+#: The dbt project's two models (tests/dbt_project) and order lines an asset stores.
+DbtShop = shop_collection(ShopCustomers, ShopOrders, DbtLines)
 
 
 @dg.asset(name="order_lines")

@@ -7,7 +7,10 @@ lines (in a temporary directory, deleted afterwards), then measures, each in its
 subprocess with the same imports:
 
 - checks: the evaluation a `dd.collection_checks` step runs, on the `pl.scan_parquet` scans
-  `dd.ParquetIOManager` hands it (members' own rules and both filters, every check selected);
+  `dd.ParquetIOManager` (or a `ParquetSource`) hands it (members' own rules and both
+  filters, every check selected);
+- checks_duckdb: the same evaluation, every member read from a DuckDB file (the same tables)
+  the way `DuckDBTableSource` reads it: Arrow record batches, a cursor per query;
 - filter: `pl.read_parquet` of every member + `Collection.filter(cast=False)` (eager, its
   default) + `failure.counts()`.
 
@@ -18,6 +21,7 @@ failing-row counts agree.
 # No `from __future__ import annotations`: Dataframely reads the collection's annotations.
 import argparse
 import tempfile
+from contextlib import ExitStack
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -88,6 +92,12 @@ def generate(directory: Path, lines: int) -> None:
         sku=pl.format("SKU-{}", n % 9_973),
         quantity=n % 7 + 1,
     ).write_parquet(directory / "order_lines.parquet")
+    import duckdb
+
+    with duckdb.connect(str(directory / "shop.duckdb")) as connection:
+        for asset in MEMBERS.values():
+            path = directory / f"{asset}.parquet"
+            connection.execute(f"create table {asset} as select * from read_parquet('{path}')")
 
 
 # ---------------------------------- measurements ---------------------------------- #
@@ -101,19 +111,36 @@ def measure(method: str, directory: str) -> dict[str, float]:
     from dagster_dataframely._collection import collection_checks, collection_run
     from dagster_dataframely._collection_evaluate import collection_results
     from dagster_dataframely._settings import CheckSettings
+    from dagster_dataframely.sources._duckdb import scan_duckdb
 
     shop = collection()
     paths = {member: Path(directory) / f"{asset}.parquet" for member, asset in MEMBERS.items()}
     keys = set(collection_checks(shop, members=MEMBERS).check_keys)
     run = collection_run(shop, members=MEMBERS, settings=CheckSettings())
+
+    def checked(scans: dict[str, pl.LazyFrame]) -> int:
+        return sum(
+            int(r.metadata["dy_failed_count"].value)  # type: ignore[call-overload]
+            for r in collection_results(run, scans, keys)
+            if not r.passed and isinstance(r, dg.AssetCheckResult)
+        )
+
     with measured() as figures:
         if method == "checks":
-            scans = {member: pl.scan_parquet(path) for member, path in paths.items()}
-            failed = sum(
-                int(r.metadata["dy_failed_count"].value)  # type: ignore[call-overload]
-                for r in collection_results(run, scans, keys)
-                if not r.passed and isinstance(r, dg.AssetCheckResult)
-            )
+            failed = checked({member: pl.scan_parquet(path) for member, path in paths.items()})
+        elif method == "checks_duckdb":
+            import duckdb
+
+            with ExitStack() as stack:
+                connection = stack.enter_context(duckdb.connect(f"{directory}/shop.duckdb"))
+                failed = checked(
+                    {
+                        member: stack.enter_context(
+                            scan_duckdb(connection, f"SELECT * FROM {asset}")
+                        )
+                        for member, asset in MEMBERS.items()
+                    }
+                )
         else:
             frames = {member: pl.read_parquet(path) for member, path in paths.items()}
             failure = shop.filter(frames, cast=False).failure
@@ -128,21 +155,28 @@ def main(args: argparse.Namespace) -> None:
         def run(method: str) -> dict[str, float]:
             return child_figures(__file__, method, directory, label=method)
 
-        medians = interleaved(["checks", "filter"], args.repeat, run)
-    checks, eager = medians["checks"], medians["filter"]
+        medians = interleaved(["checks", "checks_duckdb", "filter"], args.repeat, run)
+    eager = medians["filter"]
     print(f"{args.lines // 1_000_000}M order lines, {args.lines // 4 // 1_000_000}M orders")
-    print(f"{'':16} {'seconds':>8} {'peak MB':>8} {'failed rows':>12}")
-    for name, figures in (("collection checks", checks), ("Collection.filter", eager)):
+    print(f"{'':24} {'seconds':>8} {'peak MB':>8} {'failed rows':>12}")
+    for name, method in (
+        ("collection checks", "checks"),
+        ("  members from DuckDB", "checks_duckdb"),
+        ("Collection.filter", "filter"),
+    ):
+        figures = medians[method]
         print(
-            f"{name:16} {figures['seconds']:8.2f} {figures['peak_mb']:8.0f} "
+            f"{name:24} {figures['seconds']:8.2f} {figures['peak_mb']:8.0f} "
             f"{int(figures['failed']):12d}"
         )
-    ratio = checks["peak_mb"] / eager["peak_mb"]
-    print(
-        f"peak memory {ratio:.2f}x of Collection.filter (target <= {TARGET_MEMORY}x), time "
-        f"{checks['seconds'] / eager['seconds']:.2f}x; counts agree: "
-        f"{checks['failed'] == eager['failed']}"
-    )
+    for name, method in (("parquet", "checks"), ("DuckDB", "checks_duckdb")):
+        checks = medians[method]
+        print(
+            f"{name}: peak memory {checks['peak_mb'] / eager['peak_mb']:.2f}x of "
+            f"Collection.filter (target <= {TARGET_MEMORY}x), time "
+            f"{checks['seconds'] / eager['seconds']:.2f}x; counts agree: "
+            f"{checks['failed'] == eager['failed']}"
+        )
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ rows). `shop_frames()` holds rows that break each filter, a member rule and a pr
 """
 
 # No `from __future__ import annotations`: Dataframely reads the member annotations.
-from typing import Annotated
+from typing import Annotated, Any
 
+import dagster as dg
 import dataframely as dy
 import polars as pl
 
@@ -31,21 +32,33 @@ class OrderLines(dy.Schema):
     quantity = dy.Int64(nullable=True, min=1)
 
 
+def shop_collection(
+    customer: type[dy.Schema], order: type[dy.Schema], line: type[dy.Schema]
+) -> type[dy.Collection]:
+    """Define the shop's collection over these member schemas: its filters are the same
+    whatever store hands the tables back (the dbt tests' models come back as Int32)."""
+
+    class ShopCollection(dy.Collection):
+        customers: Annotated[dy.LazyFrame[customer], dy.CollectionMember(ignored_in_filters=True)]
+        orders: dy.LazyFrame[order]
+        lines: dy.LazyFrame[line]
+
+        @dy.filter()
+        def order_has_lines(self) -> pl.LazyFrame:
+            """Every order has at least one line, and every line belongs to an order."""
+            return self.orders.join(self.lines, on="order_id", how="semi")
+
+        @dy.filter()
+        def customer_exists(self) -> pl.LazyFrame:
+            """Every order's customer is a known customer."""
+            return self.orders.join(self.customers, on="customer_id", how="semi")
+
+    return ShopCollection
+
+
 @dd.warn("customer_exists")
-class Shop(dy.Collection):
-    customers: Annotated[dy.LazyFrame[Customers], dy.CollectionMember(ignored_in_filters=True)]
-    orders: dy.LazyFrame[Orders]
-    lines: dy.LazyFrame[OrderLines]
-
-    @dy.filter()
-    def order_has_lines(self) -> pl.LazyFrame:
-        """Every order has at least one line, and every line belongs to an order."""
-        return self.orders.join(self.lines, on="order_id", how="semi")
-
-    @dy.filter()
-    def customer_exists(self) -> pl.LazyFrame:
-        """Every order's customer is a known customer."""
-        return self.orders.join(self.customers, on="customer_id", how="semi")
+class Shop(shop_collection(Customers, Orders, OrderLines)):
+    """The shop's tables as the tests store them."""
 
 
 MEMBERS = {"customers": "customers", "orders": "orders", "lines": "order_lines"}
@@ -61,6 +74,28 @@ SHOP_FAILURES = {
     # lines of orders 4 and 6, and of orders 5 (invalid) and 7 (none) the filter never keeps
     ("lines", "dy_filter__customer_exists"): 4,
 }
+
+
+def failing_by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[Any, Any]]:
+    """(member, check name) -> (failed count, severity) of the run's failing checks."""
+    members = {asset: member for member, asset in MEMBERS.items()}
+    return {
+        (members[e.asset_key.to_user_string()], e.check_name): (
+            e.metadata["dy_failed_count"].value,
+            e.severity,
+        )
+        for e in result.get_asset_check_evaluations()
+        if not e.passed
+    }
+
+
+def expected_failures() -> dict[tuple[str, str], tuple[int, dg.AssetCheckSeverity]]:
+    """`SHOP_FAILURES` with the severity each check reports (`customer_exists` is warned)."""
+    error, warn = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
+    return {
+        key: (count, warn if key[1] == "dy_filter__customer_exists" else error)
+        for key, count in SHOP_FAILURES.items()
+    }
 
 
 def shop_frames() -> dict[str, pl.DataFrame]:

@@ -14,10 +14,11 @@ from dagster_duckdb_polars import DuckDBPolarsIOManager
 from dataframely.exc import ImplementationError
 from shop import (
     MEMBERS,
-    SHOP_FAILURES,
     Orders,
     Shop,
     ShopWithReturns,
+    expected_failures,
+    failing_by_member,
     shop_frames,
     unkeyed_collection,
 )
@@ -57,25 +58,6 @@ def _run(assets: list[Any], resources: dict[str, Any]) -> tuple[dg.ExecuteInProc
     return result, instance
 
 
-def _by_asset(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[int, Any]]:
-    members = {asset: member for member, asset in _ASSET.items()}
-    return {
-        (members[e.asset_key.to_user_string()], e.check_name): (
-            e.metadata["dy_failed_count"].value,
-            e.severity,
-        )
-        for e in result.get_asset_check_evaluations()
-        if not e.passed
-    }
-
-
-def _expected() -> dict[tuple[str, str], tuple[int, Any]]:
-    return {
-        key: (count, WARN if key[1] == "dy_filter__customer_exists" else ERROR)
-        for key, count in SHOP_FAILURES.items()
-    }
-
-
 @pytest.mark.parametrize("store", ["parquet", "duckdb"])
 def test_filters_report_their_counts_and_block_downstream(store: str, tmp_path: Path) -> None:
     io_manager = (
@@ -88,7 +70,7 @@ def test_filters_report_their_counts_and_block_downstream(store: str, tmp_path: 
         [*_shop_assets(shop_frames()), checks, order_report], {"io_manager": io_manager}
     )
 
-    assert _by_asset(result) == _expected()
+    assert failing_by_member(result) == expected_failures()
     # `order_has_lines` is an "error" filter on orders: blocking, so the report never runs.
     assert "order_report" not in materialized(result)
     how = "streaming" if store == "parquet" else "in memory"
@@ -174,8 +156,8 @@ def test_an_optional_member_may_be_left_out(tmp_path: Path) -> None:
     failure = ShopWithReturns.filter(shop_frames(), cast=False).failure
     assert failure["lines"].counts()["returns_have_orders"] == 2
     assert "returns_have_orders" not in failure["orders"].counts()
-    assert _by_asset(result) == {
-        **_expected(),
+    assert failing_by_member(result) == {
+        **expected_failures(),
         ("lines", "dy_filter__returns_have_orders"): (2, ERROR),
     }
 
@@ -193,7 +175,7 @@ def test_warn_makes_a_filter_non_blocking_at_warn_severity(tmp_path: Path) -> No
         [*_shop_assets(shop_frames()), checks, order_report],
         {"io_manager": ParquetIOManager(base_dir=str(tmp_path))},
     )
-    found = _by_asset(result)
+    found = failing_by_member(result)
     assert found["orders", "dy_filter__order_has_lines"] == (2, WARN)
     # Orders still fail `amount|min`, an "error" rule: downstream stays blocked.
     assert found["orders", "dy_rule__amount__min"] == (1, ERROR)
@@ -226,7 +208,7 @@ def test_skip_schema_checks_leaves_a_member_to_its_own_checks(tmp_path: Path) ->
         {"io_manager": ParquetIOManager(base_dir=str(tmp_path))},
     )
     # Both definitions load together (no duplicate check keys) and the counts are unchanged.
-    assert _by_asset(result) == _expected()
+    assert failing_by_member(result) == expected_failures()
 
 
 def test_a_mismatched_member_fails_its_column_check_and_no_filter_runs(tmp_path: Path) -> None:
@@ -260,7 +242,7 @@ def test_partitioned_members_are_checked_per_partition(tmp_path: Path) -> None:
     result, _ = _run_partition(
         [*_shop_assets(shop_frames(), partitions_def=_DAYS), checks], tmp_path, "tue"
     )
-    assert _by_asset(result) == _expected()
+    assert failing_by_member(result) == expected_failures()
     assert {e.partition for e in result.get_asset_check_evaluations()} == {"tue"}
 
 

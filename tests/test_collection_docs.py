@@ -22,7 +22,39 @@ def test_the_collections_page_runs_and_says_what_happens(tmp_path: Path) -> None
         .resolve_implicit_global_asset_job_def()
         .execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
     )
-    failing = {
+    assert _failing(result) == FAILING
+    assert "revenue" not in {
+        e.asset_key.path[-1] for e in result.get_asset_materialization_events()
+    }
+    namespace["test_negative_amounts_are_quarantined"](tmp_path)
+
+    # "Members no IO manager stores": orders from DuckDB, customers from parquet, both
+    # external assets, through collection_checks(sources=) and with_schemas(source=).
+    everything = dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks()
+    job = dg.define_asset_job("shop_checks", selection=everything)
+    sourced = dg.Definitions.merge(namespace["sourced_defs"], dg.Definitions(jobs=[job]))
+    for defs in (namespace["warehouse_defs"], sourced):
+        result = defs.resolve_job_def("shop_checks").execute_in_process(
+            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+        )
+        assert _failing(result) == FAILING
+        assert {e.asset_key.path[-1] for e in result.get_asset_materialization_events()} == {
+            "order_lines"
+        }
+
+
+_ERROR, _WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
+#: The failing checks the page states, as (asset, check) -> (count, severity).
+FAILING = {
+    ("orders", "dy_filter__order_has_lines"): (1, _ERROR),
+    ("order_lines", "dy_filter__order_has_lines"): (1, _ERROR),
+    ("orders", "dy_filter__customer_exists"): (1, _WARN),
+    ("order_lines", "dy_filter__customer_exists"): (2, _WARN),
+}
+
+
+def _failing(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[Any, Any]]:
+    return {
         (e.asset_key.to_user_string(), e.check_name): (
             e.metadata["dy_failed_count"].value,
             e.severity,
@@ -30,14 +62,3 @@ def test_the_collections_page_runs_and_says_what_happens(tmp_path: Path) -> None
         for e in result.get_asset_check_evaluations()
         if not e.passed
     }
-    error, warn = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
-    assert failing == {
-        ("orders", "dy_filter__order_has_lines"): (1, error),
-        ("order_lines", "dy_filter__order_has_lines"): (1, error),
-        ("orders", "dy_filter__customer_exists"): (1, warn),
-        ("order_lines", "dy_filter__customer_exists"): (2, warn),
-    }
-    assert "revenue" not in {
-        e.asset_key.path[-1] for e in result.get_asset_materialization_events()
-    }
-    namespace["test_negative_amounts_are_quarantined"](tmp_path)

@@ -2,16 +2,16 @@
 
 A `dy.Collection` holds member schemas and `@dy.filter`s, rules across tables such as "every
 order line belongs to an order". One `@dg.multi_asset_check` reads every member's stored
-table (`_loading.stored_table`) and reports each member's own schema checks (the names
-`dd.schema_checks` gives them) and, on each member a filter can remove rows from, one
-`dy_filter__<filter>` check. Members, filters and names are validated here, at definition
-time; the evaluation is `_collection_evaluate`.
+table (through its IO manager, or the `dd.sources` source given for it) and reports each
+member's own schema checks (the names `dd.schema_checks` gives them) and, on each member a
+filter can remove rows from, one `dy_filter__<filter>` check. Members, filters, sources and
+names are validated here, at definition time; the evaluation is `_collection_evaluate`.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import ExitStack
+from contextlib import ExitStack, contextmanager
 from typing import Any
 
 import dagster as dg
@@ -23,12 +23,18 @@ from ._catalogue import Rule
 from ._collection_evaluate import CollectionRun, Member, collection_results
 from ._constraints import docstring_summary
 from ._dataframely import collection_filters
-from ._loading import stored_table
+from ._loading import READ_ERRORS
 from ._naming import guard_check_names
 from ._settings import CheckSettings
 from ._severity import warn_names, warned_filters
 from ._specs import check_specs
-from .errors import CollectionMemberError, MemberPartitionsError, UnsupportedSchemaError
+from .errors import (
+    CollectionMemberError,
+    MemberPartitionsError,
+    SourceReadError,
+    UnsupportedSchemaError,
+)
+from .sources import Source, SourceLike, as_source, reading
 
 #: Prefix of a collection filter's check name: `dy_filter__<filter>`.
 FILTER_CHECK_PREFIX = "dy_filter__"
@@ -38,6 +44,7 @@ def collection_checks(
     collection: type[dy.Collection],
     *,
     members: Mapping[str, dg.AssetKey | str | Sequence[str]],
+    sources: Mapping[str, SourceLike] | None = None,
     name: str | None = None,
     warn: str | Sequence[str] = (),
     blocking: bool | None = None,
@@ -64,18 +71,30 @@ def collection_checks(
     names it; it is blocking when `"error"`, unless `blocking` says otherwise. With
     `partitions_def` (every member's) the checks evaluate the partition the run materialized.
 
+    Each member is read through its asset's IO manager unless `sources` maps it (by member
+    name) to a source, any that `dd.schema_checks(source=)` takes: a `dd.sources` source (a
+    DuckDB table, parquet or Delta files) or a function `(context) -> frame`. `sources` is a
+    mapping beside `members` rather than a richer `members` value so that `members` stays the
+    plain member -> asset map that YAML and `dd.with_schemas` write, and a source is added
+    or dropped without touching it. The check requires every source's resource keys, and
+    each source reads the run's partition as it does for the sidecar.
+
     Example:
         ```python
         checks = dd.collection_checks(
-            Shop, members={"orders": "orders", "lines": "order_lines"}
+            Shop,
+            members={"orders": "orders", "lines": "order_lines"},
+            sources={"orders": dd.sources.DuckDBTableSource()},  # a dbt model
         )
         ```
     """
+    sources = dict(sources or {})
     run = collection_run(
         collection,
         members=members,
         warn=warn,
         skip_schema_checks=skip_schema_checks,
+        sourced=list(sources),
         settings=CheckSettings.resolve(
             check_granularity=check_granularity,
             schema_rules=schema_rules,
@@ -83,12 +102,14 @@ def collection_checks(
         ),
     )
     resolved = run.members
+    readers = {member.name: as_source(sources.get(member.name)) for member in resolved}
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
 
     @dg.multi_asset_check(
         name=name or f"{_identifier(collection.__name__)}__dy_collection_checks",
         specs=specs,
         can_subset=True,
+        required_resource_keys=set().union(*(r.required_resource_keys for r in readers.values())),
         description=f"Members and filters of collection {collection.__name__} on their stored "
         "tables.",
     )
@@ -96,12 +117,44 @@ def collection_checks(
         guard_partitions(context, resolved, partitions_def)
         with ExitStack() as stack:
             frames = {
-                member.name: stack.enter_context(stored_table(context, member.key))
+                member.name: _opened(stack, context, member, readers[member.name])
                 for member in resolved
             }
-            yield from collection_results(run, frames, set(context.selected_asset_check_keys))
+            with _reading_members(collection, resolved, readers):
+                yield from collection_results(run, frames, set(context.selected_asset_check_keys))
 
     return _checks
+
+
+def _opened(
+    stack: ExitStack, context: dg.AssetCheckExecutionContext, member: Member, reader: Source
+) -> pl.LazyFrame:
+    """The member's table from `reader`, open until `stack` closes. Its schema is read now, so
+    a missing file or table fails naming this member, not later amid the joins."""
+    with reading(member.key, reader):
+        frame = stack.enter_context(reader.open(context, member.key))
+        frame.collect_schema()
+    return frame
+
+
+@contextmanager
+def _reading_members(
+    collection: type[dy.Collection], members: Sequence[Member], readers: Mapping[str, Source]
+) -> Iterator[None]:
+    """Re-raise a read failure during the evaluation (a file truncated mid-read), which a
+    join may meet in any member, as `SourceReadError` naming every member and its reader."""
+    try:
+        yield
+    except READ_ERRORS as error:
+        read = "; ".join(
+            f"{m.name} (asset {m.key.to_user_string()}) from {readers[m.name].describe()}"
+            for m in members
+        )
+        raise SourceReadError(
+            f"Could not read the members of collection {collection.__name__}: {read}: "
+            f"{type(error).__name__}: {error}. Check that each member was materialized (for "
+            "this partition) and that its stored table is complete."
+        ) from error
 
 
 def declared_collection_checks(
@@ -110,12 +163,13 @@ def declared_collection_checks(
     *,
     specs: Mapping[dg.AssetKey, dg.AssetSpec],
     checked: Collection[dg.AssetKey],
+    sources: Mapping[str, SourceLike] | None = None,
     **settings: Any,
 ) -> tuple[dg.AssetChecksDefinition, dict[dg.AssetKey, type[dy.Schema]]]:
     """`collection_checks` for members that Definitions declare (`specs`), as `with_schemas`
-    and the Component build them: members in `checked` (which have checks of their own) keep
-    them, the members' partitions come from their specs and must agree. Also returns the
-    schema of each other member, for its Columns tab."""
+    builds them: members in `checked` (which have checks of their own) keep them, the
+    members' partitions come from their specs and must agree. Also returns the schema of each
+    other member, for its Columns tab."""
     keys = {
         member: parse_asset_key(asset, argument=f"members[{member!r}]")
         for member, asset in members.items()
@@ -130,6 +184,7 @@ def declared_collection_checks(
     checks = collection_checks(
         collection,
         members=members,
+        sources=sources,
         skip_schema_checks=[member for member, key in keys.items() if key in checked],
         partitions_def=next(iter(partitions.values()), None),
         **settings,
@@ -144,9 +199,11 @@ def collection_run(
     members: Mapping[str, dg.AssetKey | str | Sequence[str]],
     warn: str | Sequence[str] = (),
     skip_schema_checks: Sequence[str] = (),
+    sourced: Sequence[str] = (),
     settings: CheckSettings,
 ) -> CollectionRun:
-    """What the checks of `collection` evaluate; raises the definition-time errors."""
+    """What the checks of `collection` evaluate; raises the definition-time errors (`sourced`:
+    the members `sources=` names)."""
     if not (isinstance(collection, type) and issubclass(collection, dy.Collection)):
         raise UnsupportedSchemaError(
             f"dd.collection_checks takes a dataframely.Collection subclass, got {collection!r}. "
@@ -154,7 +211,7 @@ def collection_run(
         )
     return CollectionRun(
         collection=collection,
-        members=_members(collection, members, skip_schema_checks),
+        members=_members(collection, members, skip_schema_checks, sourced),
         filters=filter_rules(collection, warn=warn_names(warn)),
         settings=settings,
     )
@@ -219,18 +276,21 @@ def _members(
     collection: type[dy.Collection],
     members: Mapping[str, dg.AssetKey | str | Sequence[str]],
     skip_schema_checks: Sequence[str],
+    sourced: Sequence[str],
 ) -> list[Member]:
     known = collection.members()
     unknown = sorted(set(members) - set(known))
     missing = sorted(collection.required_members() - set(members))
     unskippable = sorted(set(skip_schema_checks) - set(members))
-    if unknown or missing or unskippable:
+    unsourced = sorted(set(sourced) - set(members))
+    if unknown or missing or unskippable or unsourced:
         problems = [
             f"{label}: {', '.join(names)}"
             for label, names in (
                 ("not members of the collection", unknown),
                 ("required members missing", missing),
                 ("skip_schema_checks names members not in members=", unskippable),
+                ("sources= names members not in members=", unsourced),
             )
             if names
         ]
@@ -240,7 +300,13 @@ def _members(
             f"The collection's members are {', '.join(known)}"
             + (f" (optional: {', '.join(optional)})" if optional else "")
             + ". Map every required member to the asset that stores it: "
-            "members={'<member>': '<asset key>', ...}."
+            "members={'<member>': '<asset key>', ...}"
+            + (
+                "; key sources= by the member names in members=: "
+                "sources={'<member>': dd.sources.<Source>(...)}."
+                if unsourced
+                else "."
+            )
         )
     return [
         Member(

@@ -163,6 +163,8 @@ class CollectionCheck(dg.Resolvable):
         ),
     ]
     members: Mapping[str, str]
+    #: Where a member's table is read from, by member name, as `source:` of a `checks:` entry.
+    sources: dict[str, SourceConfig] | None = None
     warn: Sequence[str] = ()
     blocking: bool | None = None
     skip_schema_checks: Sequence[str] = ()
@@ -285,6 +287,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             return collection_checks(
                 entry.collection,
                 members=entry.members,
+                sources={m: source.build() for m, source in (entry.sources or {}).items()},
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
                 **self._settings(entry),

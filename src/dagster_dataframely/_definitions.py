@@ -51,10 +51,10 @@ def with_schemas(
     Each asset is read through its own IO manager (the run's resource under the asset's
     `io_manager_key`) unless `source` says otherwise: one source for every named asset (a
     `dd.sources.DuckDBTableSource()` reads each asset's `dagster/table_name`), or a mapping
-    `{key: source}`. An asset with no IO manager (a dbt model, an external `AssetSpec`) and no
-    source raises `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a
-    warehouse round trip on read, as `dd.schema_checks` documents (not yet for collection
-    entries).
+    `{key: source}`; a collection's members are read the same way, by their asset keys. An
+    asset with no IO manager (a dbt model, an external `AssetSpec`) and no source raises
+    `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a warehouse round trip
+    on read, as `dd.schema_checks` documents (not yet for collection entries).
 
     Example:
         ```python
@@ -77,7 +77,7 @@ def with_schemas(
     unknown = list(dict.fromkeys(key for key in [*by_key, *members] if key not in specs))
     if unknown:
         raise UnknownAssetError(_unknown_message(unknown, list(specs)))
-    sources = _sources(source, by_key, io_managers)
+    sources = _sources(source, [*by_key, *members], io_managers)
     collection_checks, by_collection = [], set[dg.AssetKey]()
     for collection, entry in collections.items():
         built, member_schemas = declared_collection_checks(
@@ -85,6 +85,10 @@ def with_schemas(
             entry,
             specs=specs,
             checked=set(by_key),
+            sources={
+                member: sources[parse_asset_key(key, argument="with_schemas key")]
+                for member, key in entry.items()
+            },
             blocking=blocking,
             check_granularity=check_granularity,
             schema_rules=schema_rules,
@@ -165,10 +169,11 @@ def _io_manager_key(assets_def: dg.AssetsDefinition, key: dg.AssetKey) -> str | 
 
 def _sources(
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None,
-    keys: Mapping[dg.AssetKey, object],
+    keys: Sequence[dg.AssetKey],
     io_managers: Mapping[dg.AssetKey, str | None],
 ) -> dict[dg.AssetKey, SourceLike]:
-    """The source of each checked asset; its IO manager where `source` names none."""
+    """The source of each checked asset (schema entries and collection members); its IO
+    manager where `source` names none."""
     given = (
         {parse_asset_key(key, argument="source key"): value for key, value in source.items()}
         if isinstance(source, Mapping)
@@ -178,7 +183,8 @@ def _sources(
     if stray:
         raise UnknownAssetError(
             f"with_schemas(source={{...}}) names asset(s) without a schema: {', '.join(stray)}. "
-            "Give each of them a schema too, or remove them from source=."
+            "Give each of them a schema (or make it a collection's member), or remove them "
+            "from source=."
         )
     chosen: dict[dg.AssetKey, SourceLike] = {}
     for key in keys:

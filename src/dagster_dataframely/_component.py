@@ -213,8 +213,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     managers: one asset check per rule.
 
     `checks` lists `{asset, schema: "package.module:Class", warn, blocking, check_granularity,
-    schema_rules, max_failure_samples, name, source, partitions_def, read_dtypes}`; the settings beside `checks` apply to every
-    entry that does not set its own.
+    schema_rules, max_failure_samples, name, source, partitions_def, read_dtypes}`; the settings
+    beside `checks` apply to every entry that does not set its own.
     """
 
     checks: Sequence[SchemaCheck]

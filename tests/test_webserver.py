@@ -103,7 +103,8 @@ def test_a_failing_check_shows_status_severity_and_counts(webserver: str) -> Non
     nodes = _asset_nodes(webserver)
     status, severity, metadata = _latest(_checks(nodes["customers"])["dy_rule__country__regex"])
     assert (status, severity) == ("FAILED", "ERROR")
-    assert metadata["dy_outcome"] == "failed at severity ERROR: 2 of 400 rows, 0.5%"
+    assert next(iter(metadata)) == "dy_assessment"  # the UI's first row
+    assert metadata["dy_assessment"] == "failed at severity ERROR: 2 of 400 rows, 0.5%"
     assert metadata["dy_constraint"] == "country matches /^[A-Z]{2}$/"
     assert (metadata["dy_failed_count"], metadata["dy_row_count"]) == (2, 400)
 
@@ -112,7 +113,7 @@ def test_a_failing_check_shows_status_severity_and_counts(webserver: str) -> Non
     status, severity, metadata = _latest(_checks(nodes["orders"])["dy_rule__amount__max"])
     assert (status, severity) == ("FAILED", "WARN")
     assert metadata["dy_failed_count"] == failed
-    assert metadata["dy_outcome"].startswith(
+    assert metadata["dy_assessment"].startswith(
         f"failed at severity WARN: {failed} of {rows.height:,}"
     )
 

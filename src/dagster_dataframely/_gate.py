@@ -8,8 +8,9 @@ The outcomes, in order of precedence:
 - rows failing `"error"` rules, no quarantine writer: nothing is written, every check result
   is yielded, then `ValidationAbortError` with the count per `"error"` rule;
 - the same with a writer: the quarantine is written first (a failing writer fails the run
-  before the table is written, after every check result is yielded), then the table with the
-  other rows, success;
+  before the table is written, after every check result is yielded; a declared quarantine's
+  failed write ends the step where Dagster stores it, before any rule result), then the table
+  with the other rows, success;
 - every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
 
 With a writer, every run that gets past the column-schema check writes the quarantine, an

@@ -61,9 +61,9 @@ def asset(
     to `@dg.asset`; `code_version` is combined with a hash of the schema (`1+schema.<hash>`),
     so a changed schema marks the asset changed. With a quarantine the result is a
     multi-asset of two keys, the table and its quarantine (a declared asset, materialized on
-    every run, before the table); they are selected and run together. Settings left `None` come from
-    `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False, `statistics`
-    True, `row_sample` 5, ...).
+    every run, before the table); they are selected and run together. Settings left `None`
+    come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
+    `statistics` True, `row_sample` 5, ...).
 
     Example:
         ```python

@@ -4,10 +4,9 @@ quarantine.
 The quarantine is an asset of its own (`<last key part>_quarantine`, same prefix) so that the
 catalog and the lineage show it, and every run records its materialization. It is a sibling of
 the table, not downstream of it: both are split from the same frame, computed from the same
-upstream assets, and the quarantine is written first (Dagster records a downstream asset's
-provenance from its parents' materializations, which a quarantine written before its table
-would get wrong). The two cannot be run apart (`can_subset=False`): every run that writes the
-table writes the quarantine before it.
+upstream assets, and the quarantine is written first (Dagster refuses a multi-asset that
+yields an asset before one it depends on). The two cannot be run apart (`can_subset=False`):
+every run that writes the table writes the quarantine before it.
 
 Every `@dg.asset` keyword goes where it applies (see `_TO_THE_OP`, `_TO_THE_TABLE`,
 `_TO_BOTH`); a keyword `@dg.asset` does not take is a `TypeError`, as it would be there.

@@ -43,9 +43,10 @@ SEEN: list[dict[str, Any]] = []
 
 
 def test_the_steps_output_context_can_be_handed_to_its_io_manager_under_another_key():
-    """Decision: the quarantine is written through the asset's own IO manager with the
-    step's own output context (same definition metadata, same partition), only the key
-    replaced, and the address comes from the metadata that IO manager logs."""
+    """Decision: a hand-wired asset's quarantine (`delegating_writer`) is written through the
+    asset's own IO manager with the step's own output context (same definition metadata, same
+    partition), only the key replaced, and the address comes from the metadata that IO
+    manager logs. (`dd.asset` declares the quarantine and yields it as an output instead.)"""
     SEEN.clear()
     logged: list[dict[str, Any]] = []
 

@@ -32,24 +32,46 @@ def _value(evaluation: dg.AssetCheckEvaluation, label: str) -> object:
     return evaluation.metadata[label].value  # type: ignore[attr-defined]
 
 
-def test_a_failing_check_says_its_severity_and_the_share_of_rows_first(
+def test_a_failing_check_says_its_severity_and_the_share_of_rows(
     checked: dict[str, dg.AssetCheckEvaluation],
 ) -> None:
     error, warning = checked["dy_rule__amount__min"], checked["dy_rule__amount__max"]
-    assert _value(error, "dy_outcome") == "failed at severity ERROR: 1 of 13 rows, 7.7%"
-    assert _value(warning, "dy_outcome") == "failed at severity WARN: 1 of 13 rows, 7.7%"
-    # The readable constraint, then the raw expression, in the order the UI lists them.
-    labels = list(error.metadata)
-    assert labels[:3] == ["dy_outcome", "dy_constraint", "dy_expression"]
+    assert _value(error, "dy_assessment") == "failed at severity ERROR: 1 of 13 rows, 7.7%"
+    assert _value(warning, "dy_assessment") == "failed at severity WARN: 1 of 13 rows, 7.7%"
     assert _value(error, "dy_constraint") == "amount >= 0"
     assert "col(" in str(_value(error, "dy_expression"))
+
+
+def test_the_ui_lists_the_outcome_first_then_the_constraint_then_the_expression() -> None:
+    """The UI lists a check's metadata in the order the event log stores it, and Dagster
+    stores metadata with sorted keys: read back from a real instance's storage."""
+
+    @dg.asset(check_specs=dd.wiring.check_specs(OrdersSchema, asset="orders"))
+    def orders() -> dd.wiring.AssetYield:
+        yield dg.MaterializeResult()
+        yield from dd.wiring.check_results(OrdersSchema, defective_orders(), asset_key="orders")
+
+    with dg.instance_for_test() as instance:
+        dg.materialize([orders], instance=instance, raise_on_error=False)
+        records = instance.get_event_records(
+            dg.EventRecordsFilter(event_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        )
+        stored = {
+            r.event_log_entry.dagster_event.event_specific_data.check_name: (  # type: ignore[union-attr]
+                r.event_log_entry.dagster_event.event_specific_data  # type: ignore[union-attr]
+            )
+            for r in records
+        }
+    labels = list(stored["dy_rule__amount__min"].metadata)
+    assert labels[:3] == ["dy_assessment", "dy_constraint", "dy_expression"]
+    assert labels == sorted(labels)  # what the ordering rests on: Dagster sorts the keys
 
 
 def test_a_passing_check_carries_no_outcome_text(
     checked: dict[str, dg.AssetCheckEvaluation],
 ) -> None:
     passed = checked["dy_rule__amount__nan"]
-    assert passed.passed and "dy_outcome" not in passed.metadata
+    assert passed.passed and "dy_assessment" not in passed.metadata
     assert _value(passed, "dy_failed_count") == 0
 
 
@@ -70,7 +92,7 @@ def test_collapsed_checks_list_each_rule_with_its_constraint() -> None:
         )
         if r.check_name == "dy_col__amount"
     ]
-    assert result.metadata["dy_outcome"].value == (  # type: ignore[attr-defined]
+    assert result.metadata["dy_assessment"].value == (  # type: ignore[attr-defined]
         "failed at severity ERROR: 2 of 4 rules, the worst on 1 of 13 rows, 7.7%"
     )
     rows = {r.data["rule"]: r.data for r in result.metadata["dy_rules"].records}  # type: ignore[attr-defined]

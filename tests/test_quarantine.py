@@ -1,8 +1,8 @@
 """The quarantine: its frame, where each writer puts it (per key prefix and per partition), and
-the guard against a key another asset already materializes."""
+the guards against a key another asset already materializes: Dagster's, for the quarantine
+`dd.asset` declares, and `validate_quarantine_key`, for a hand-wired one."""
 
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -10,6 +10,7 @@ import pytest
 from dagster._core.errors import DagsterInvalidPropertyError
 from polars.testing import assert_frame_equal
 from support import materialization, step_error
+from test_quarantine_state import hand_wired
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -28,6 +29,16 @@ STATUS = dg.StaticPartitionsDefinition(["paid", "shipped"])
 
 def by_status(context: dg.AssetExecutionContext) -> pl.DataFrame:
     return defective_orders().filter(pl.col("status") == context.partition_key)
+
+
+def other_quarantine() -> dg.AssetsDefinition:
+    """Another asset that materializes the key `orders_quarantine`."""
+
+    @dg.asset
+    def orders_quarantine() -> pl.DataFrame:
+        return pl.DataFrame({"kept": [1, 2]})
+
+    return orders_quarantine
 
 
 # ------------------------------------- the frame ------------------------------------- #
@@ -171,24 +182,28 @@ def test_delegating_writer_needs_a_step():
 # ---------------------------------- the key guard ---------------------------------- #
 
 
-def test_a_quarantine_key_another_asset_materializes_fails_the_run_before_the_function(
-    filesystem,
-):
-    called: list[bool] = []
-
+def test_definitions_with_another_asset_of_the_quarantine_key_do_not_load():
+    # dd.asset declares the quarantine, so Dagster refuses the duplicate when it loads the
+    # code location, before any run: even an AssetSpec of that key collides.
     @dd.asset(OrdersSchema, quarantine=True)
     def orders() -> pl.DataFrame:
-        called.append(True)
         return storefront_orders()
 
     @dg.asset
     def orders_quarantine() -> int:
         return 0
 
-    result = filesystem.materialize([orders, orders_quarantine])
+    for other in (orders_quarantine, dg.AssetSpec("orders_quarantine")):
+        with pytest.raises(dg.DagsterInvalidDefinitionError, match="orders_quarantine"):
+            dg.Definitions(assets=[orders, other]).resolve_asset_graph()
+
+
+def test_a_hand_wired_quarantine_key_another_asset_materializes_fails_before_the_function(
+    filesystem,
+):
+    result = filesystem.materialize([hand_wired(defective_orders), other_quarantine()])
 
     assert not result.success
-    assert called == []
     failure = next(e for e in result.get_step_failure_events() if e.step_key == "orders")
     error = failure.step_failure_data.error
     assert error is not None and "QuarantineKeyCollisionError" in error.to_string()
@@ -196,38 +211,20 @@ def test_a_quarantine_key_another_asset_materializes_fails_the_run_before_the_fu
 
 
 def test_the_guard_sees_assets_the_run_did_not_select(filesystem):
-    called: list[bool] = []
+    orders, quarantine = hand_wired(defective_orders), other_quarantine()
 
-    @dd.asset(OrdersSchema, quarantine=True)
-    def orders() -> pl.DataFrame:
-        called.append(True)
-        return defective_orders()
-
-    @dg.asset
-    def orders_quarantine() -> pl.DataFrame:
-        return pl.DataFrame({"kept": [1, 2]})
-
-    assert filesystem.materialize([orders_quarantine]).success
-    result = filesystem.materialize([orders, orders_quarantine], selection=[orders.key])
+    assert filesystem.materialize([quarantine]).success
+    result = filesystem.materialize([orders, quarantine], selection=["orders"])
 
     assert not result.success
-    assert called == []
     assert step_error(result)[0] == "QuarantineKeyCollisionError"
     assert filesystem.read("orders_quarantine").equals(pl.DataFrame({"kept": [1, 2]}))
 
 
-def test_a_job_that_selects_only_the_gated_asset_is_guarded(filesystem):
-    @dd.asset(OrdersSchema, quarantine=True)
-    def orders() -> pl.DataFrame:
-        return defective_orders()
-
-    @dg.asset
-    def orders_quarantine() -> int:
-        return 0
-
+def test_a_job_that_selects_only_the_hand_wired_asset_is_guarded(filesystem):
     defs = dg.Definitions(
-        assets=[orders, orders_quarantine],
-        jobs=[dg.define_asset_job("gated_only", selection=[orders])],
+        assets=[hand_wired(defective_orders), other_quarantine()],
+        jobs=[dg.define_asset_job("gated_only", selection=["orders"])],
         resources={"io_manager": filesystem.io_manager()},
     )
 
@@ -238,19 +235,25 @@ def test_a_job_that_selects_only_the_gated_asset_is_guarded(filesystem):
     assert filesystem.read("orders_quarantine") is None
 
 
-@pytest.mark.parametrize(
-    "neighbour",
-    [
-        dg.AssetSpec("orders_quarantine"),  # declared for lineage, not materialized here
-        dg.AssetSpec(["sales", "orders_quarantine"]),
-    ],
-)
-def test_a_quarantine_key_nobody_materializes_is_fine(filesystem, neighbour: Any):
+def test_a_hand_wired_quarantine_declared_as_a_spec_is_fine_and_gets_its_events(filesystem):
+    # How a hand-wired asset gets the quarantine into the catalog and the lineage: a spec
+    # of the key, which nobody materializes; `delegating_writer` records each write on it.
+    declared = dg.AssetSpec("orders_quarantine", description="Rows orders held back.")
+    defs = dg.Definitions(assets=[hand_wired(defective_orders), declared])
+    assert defs.resolve_asset_graph().has(dg.AssetKey("orders_quarantine"))
+
+    result = filesystem.materialize([hand_wired(defective_orders), declared])
+
+    assert result.success
+    assert materialization(result, "orders_quarantine")["dagster/row_count"] == 7
+
+
+def test_a_quarantine_key_with_another_prefix_is_another_key(filesystem):
     @dd.asset(OrdersSchema, quarantine=True)
     def orders() -> pl.DataFrame:
         return storefront_orders()
 
-    assert filesystem.materialize([orders, neighbour]).success
+    assert filesystem.materialize([orders, dg.AssetSpec(["sales", "orders_quarantine"])]).success
 
 
 def test_without_a_quarantine_the_key_is_not_guarded(filesystem):

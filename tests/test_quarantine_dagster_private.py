@@ -43,9 +43,10 @@ SEEN: list[dict[str, Any]] = []
 
 
 def test_the_steps_output_context_can_be_handed_to_its_io_manager_under_another_key():
-    """Decision: the quarantine is written through the asset's own IO manager with the
-    step's own output context (same definition metadata, same partition), only the key
-    replaced, and the address comes from the metadata that IO manager logs."""
+    """Decision: a hand-wired asset's quarantine (`delegating_writer`) is written through the
+    asset's own IO manager with the step's own output context (same definition metadata, same
+    partition), only the key replaced, and the address comes from the metadata that IO
+    manager logs. (`dd.asset` declares the quarantine and yields it as an output instead.)"""
     SEEN.clear()
     logged: list[dict[str, Any]] = []
 
@@ -154,3 +155,58 @@ def test_database_io_managers_are_db_io_managers_that_load_their_table_as_a_fram
         [orders], resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))}
     ).success
     assert seen == [None, None]
+
+
+def test_a_declared_quarantine_is_read_through_its_own_output_context(tmp_path):
+    """Decision: for the quarantine `dd.asset` declares, `stored_table` uses the step's output
+    context of that asset itself (its own definition metadata, no key replaced), so the
+    layout check reads the table the IO manager will write."""
+    from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+    seen: list[Any] = []
+    table, quarantine = dg.AssetKey("orders"), dg.AssetKey("orders_quarantine")
+
+    @dg.multi_asset(
+        outs={
+            "result": dg.AssetOut(key=table, is_required=False),
+            "q": dg.AssetOut(key=quarantine, is_required=False, metadata={"schema": "held"}),
+        }
+    )
+    def orders(context: dg.AssetExecutionContext):
+        frame = pl.DataFrame({"order_id": ["A"]})
+        yield dg.MaterializeResult(asset_key=quarantine, value=frame)
+        seen.append(_step.stored_table(context, quarantine, table_key=table))
+        yield dg.MaterializeResult(asset_key=table, value=frame)
+
+    database = str(tmp_path / "w.duckdb")
+    assert dg.materialize(
+        [orders], resources={"io_manager": DuckDBPolarsIOManager(database=database)}
+    ).success
+    (stored,) = seen
+    assert stored.relation == "held.orders_quarantine"
+    assert stored.columns == ("order_id",)
+
+
+def test_a_yielded_output_is_stored_and_logged_before_the_body_resumes(tmp_path):
+    """Decision: `declared_quarantine` yields the quarantine, then reads the address its IO
+    manager logged from the run's event log (public `fetch_materializations`, as Dagster
+    finds a check's target materialization), which holds it by the time the body resumes."""
+    logged: list[Any] = []
+    quarantine = dg.AssetKey("orders_quarantine")
+
+    @dg.multi_asset(
+        outs={
+            "result": dg.AssetOut(key="orders", is_required=False),
+            "q": dg.AssetOut(key=quarantine, is_required=False),
+        }
+    )
+    def orders(context: dg.AssetExecutionContext):
+        yield dg.MaterializeResult(asset_key=quarantine, value=1)
+        (record,) = context.instance.fetch_materializations(quarantine, limit=1).records
+        logged.append((record.run_id == context.run_id, record.asset_materialization.metadata))
+        yield dg.MaterializeResult(asset_key="orders", value=2)
+
+    io_manager = dg.FilesystemIOManager(base_dir=str(tmp_path))
+    assert dg.materialize([orders], resources={"io_manager": io_manager}).success
+    ((this_run, metadata),) = logged
+    assert this_run and str(metadata["path"].value).endswith("orders_quarantine")

@@ -16,7 +16,7 @@ pytestmark = pytest.mark.xdist_group("demo")
 
 _QUERY = """
 { assetNodes {
-    assetKey { path }
+    assetKey { path } dependencyKeys { path }
     metadataEntries { label ... on TableSchemaMetadataEntry {
         schema { columns { name type constraints { nullable unique other } }
                  constraints { other } } } }
@@ -82,6 +82,9 @@ def test_gated_and_sidecar_assets_show_the_schema_in_the_columns_tab(webserver: 
     assert columns["line_item_id"]["constraints"]["unique"] is True
     assert columns["order_id"]["constraints"]["other"][0] == "part of primary key"
     assert "primary key (order_id, line) is unique" in orders["constraints"]["other"]
+    quarantine = nodes["orders_quarantine"]  # declared, beside orders, with its own columns
+    assert quarantine["dependencyKeys"] == nodes["orders"]["dependencyKeys"]
+    assert _columns_tab(quarantine)["columns"][-1]["name"].startswith("dy_rule__")
     customers = {c["name"]: c for c in _columns_tab(nodes["customers"])["columns"]}
     assert customers["customer_email"]["constraints"]["other"][0] == "primary key"
     assert not [e for e in nodes["raw_orders"]["metadataEntries"] if "column" in e["label"]]
@@ -103,7 +106,8 @@ def test_a_failing_check_shows_status_severity_and_counts(webserver: str) -> Non
     nodes = _asset_nodes(webserver)
     status, severity, metadata = _latest(_checks(nodes["customers"])["dy_rule__country__regex"])
     assert (status, severity) == ("FAILED", "ERROR")
-    assert metadata["dy_outcome"] == "failed at severity ERROR: 2 of 400 rows, 0.5%"
+    assert next(iter(metadata)) == "dy_assessment"  # the UI's first row
+    assert metadata["dy_assessment"] == "failed at severity ERROR: 2 of 400 rows, 0.5%"
     assert metadata["dy_constraint"] == "country matches /^[A-Z]{2}$/"
     assert (metadata["dy_failed_count"], metadata["dy_row_count"]) == (2, 400)
 
@@ -112,7 +116,7 @@ def test_a_failing_check_shows_status_severity_and_counts(webserver: str) -> Non
     status, severity, metadata = _latest(_checks(nodes["orders"])["dy_rule__amount__max"])
     assert (status, severity) == ("FAILED", "WARN")
     assert metadata["dy_failed_count"] == failed
-    assert metadata["dy_outcome"].startswith(
+    assert metadata["dy_assessment"].startswith(
         f"failed at severity WARN: {failed} of {rows.height:,}"
     )
 

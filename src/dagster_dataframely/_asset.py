@@ -2,9 +2,10 @@
 
 It is `@dg.asset` with the schema's Columns tab metadata and check specs, and a body that runs
 the decorated function, then `validation_results`. Settings are resolved once, here, at
-definition time. In a run the quarantine goes through the asset's own IO manager
-(`delegating_writer`); under direct invocation, which has no IO manager, to parquet
-(`file_writer`).
+definition time. With a quarantine it is a multi-asset of the table and its quarantine
+(`_quarantined_asset`): in a run the quarantine is that declared asset's output, stored by the
+asset's IO manager before the table (`declared_quarantine`); under direct invocation, which
+has no IO manager, it is written to parquet (`file_writer`).
 """
 
 from __future__ import annotations
@@ -21,14 +22,10 @@ import polars as pl
 
 from . import _step
 from ._display import type_name
-from ._gate import AssetYield, skipped_results, validation_results
+from ._gate import AssetYield, gated_results, skipped_results
 from ._metadata import schema_metadata
-from ._quarantine import (
-    QuarantineWriter,
-    delegating_writer,
-    file_writer,
-    validate_quarantine_key,
-)
+from ._quarantine import QuarantineStep, declared_quarantine, file_writer, writing
+from ._quarantined_asset import quarantined_asset
 from ._schema_version import code_version
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import resolve
@@ -62,9 +59,11 @@ def asset(
     run; with `quarantine=True` (spelled `filter=True` too) they are written to the
     quarantine `<name>_quarantine` and the other rows to the table. Every other keyword goes
     to `@dg.asset`; `code_version` is combined with a hash of the schema (`1+schema.<hash>`),
-    so a changed schema marks the asset changed. Settings left `None` come from
-    `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False, `statistics`
-    True, `row_sample` 5, ...).
+    so a changed schema marks the asset changed. With a quarantine the result is a
+    multi-asset of two keys, the table and its quarantine (a declared asset, materialized on
+    every run, before the table); they are selected and run together. Settings left `None`
+    come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
+    `statistics` True, `row_sample` 5, ...).
 
     Example:
         ```python
@@ -112,21 +111,19 @@ def asset(
             quarantine=gate.quarantine,
             partitions_def=asset_kwargs.get("partitions_def"),
         )
-        built = dg.asset(
-            **{
-                **asset_kwargs,
-                "metadata": {
-                    **(asset_kwargs.get("metadata") or {}),
-                    **schema_metadata(gate.schema),
-                },
-                "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
-                "output_required": False,
-                "code_version": code_version(
-                    gate.schema, warn=gate.warn, user=asset_kwargs.get("code_version")
-                ),
-            }
-        )(gate.body(fn, key))
-        return built
+        completed = {
+            **asset_kwargs,
+            "metadata": {**(asset_kwargs.get("metadata") or {}), **schema_metadata(gate.schema)},
+            "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
+            "code_version": code_version(
+                gate.schema, warn=gate.warn, user=asset_kwargs.get("code_version")
+            ),
+        }
+        if gate.quarantine:
+            return quarantined_asset(
+                schema=gate.schema, key=key, asset_kwargs=completed, body=gate.body(fn, key)
+            )
+        return dg.asset(**completed, output_required=False)(gate.body(fn, key))
 
     return decorate
 
@@ -152,18 +149,16 @@ class _Gate:
         @functools.wraps(fn)
         def validated(*args: Any, **kwargs: Any) -> AssetYield:
             context = _context(args)
-            if self.quarantine and context is not None:
-                validate_quarantine_key(context)
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:
                 yield from self._skip(context, key)
                 return
-            for event in validation_results(
+            for event in gated_results(
                 self.schema,
                 frame,
                 valid_key=key,
-                quarantine_writer=self._writer(context, key) if self.quarantine else None,
+                quarantine=self._quarantine(context, key) if self.quarantine else None,
                 warn=self.warn,
                 check_granularity=self.check_granularity,
                 schema_rules=self.schema_rules,
@@ -172,18 +167,18 @@ class _Gate:
                 row_sample=self.row_sample,
             ):
                 if extras is not None and isinstance(event, dg.MaterializeResult):
-                    event = _merged(event, extras)
+                    event = _merged(event, extras) if event.asset_key == key else event
                 yield event
 
         return validated
 
-    def _writer(self, context: _step.Context | None, key: dg.AssetKey) -> QuarantineWriter:
+    def _quarantine(self, context: _step.Context | None, key: dg.AssetKey) -> QuarantineStep:
         if context is not None and _step.in_run(context):
-            return delegating_writer(context)
+            return declared_quarantine(context, key)
         partition = (
             context.partition_key if context is not None and context.has_partition_key else None
         )
-        return file_writer(key, self.quarantine_dir, partition)
+        return writing(file_writer(key, self.quarantine_dir, partition))
 
     def _skip(
         self, context: _step.Context | None, key: dg.AssetKey
@@ -206,6 +201,12 @@ class _Gate:
 def _asset_key(fn: Callable[..., Any], asset_kwargs: dict[str, Any]) -> dg.AssetKey:
     """The key `@dg.asset` will give the asset, known before it is built (for the specs)."""
     if asset_kwargs.get("key") is not None:
+        if asset_kwargs.get("name") or asset_kwargs.get("key_prefix"):
+            raise dg.DagsterInvalidDefinitionError(
+                f"dd.asset cannot decorate {fn.__qualname__} with key= and name= or "
+                "key_prefix= together: key= is the whole key. Pass key= alone, or name= and "
+                "key_prefix=."
+            )
         return dg.AssetKey.from_coercible(asset_kwargs["key"])
     prefix = asset_kwargs.get("key_prefix") or []
     prefix = [prefix] if isinstance(prefix, str) else list(prefix)

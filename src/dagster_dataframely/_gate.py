@@ -8,8 +8,9 @@ The outcomes, in order of precedence:
 - rows failing `"error"` rules, no quarantine writer: nothing is written, every check result
   is yielded, then `ValidationAbortError` with the count per `"error"` rule;
 - the same with a writer: the quarantine is written first (a failing writer fails the run
-  before the table is written, after every check result is yielded), then the table with the
-  other rows, success;
+  before the table is written, after every check result is yielded; a declared quarantine's
+  failed write ends the step where Dagster stores it, before any rule result), then the table
+  with the other rows, success;
 - every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
 
 With a writer, every run that gets past the column-schema check writes the quarantine, an
@@ -38,7 +39,7 @@ from ._asset_keys import parse_asset_key
 from ._catalogue import Rule, rules
 from ._display import table
 from ._evaluate import Evaluation, as_lazy, rule_columns
-from ._quarantine import QuarantineWriter, flagged_quarantine
+from ._quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 from ._results import column_schema_results, evaluate_schema, results
 from ._schemas import SchemaLike, as_dataframely
 from ._settings import CheckSettings, resolve
@@ -78,6 +79,35 @@ def validation_results(
     rule, so the stored quarantine is never older than the table.
     Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
     """
+    yield from gated_results(
+        schema,
+        frame,
+        valid_key=valid_key,
+        quarantine=None if quarantine_writer is None else writing(quarantine_writer),
+        warn=warn,
+        check_granularity=check_granularity,
+        schema_rules=schema_rules,
+        max_failure_samples=max_failure_samples,
+        statistics=statistics,
+        row_sample=row_sample,
+    )
+
+
+def gated_results(
+    schema: SchemaLike,
+    frame: Any,
+    *,
+    valid_key: dg.AssetKey | str | Sequence[str],
+    quarantine: QuarantineStep | None,
+    warn: str | Sequence[str] = (),
+    check_granularity: str | None = None,
+    schema_rules: str | None = None,
+    max_failure_samples: int | None = None,
+    statistics: bool | None = None,
+    row_sample: int | None = None,
+) -> AssetYield:
+    """`validation_results` with the quarantine written as a step: what it yields (the
+    quarantine's own materialization, for `dd.asset`'s declared quarantine) comes first."""
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(valid_key, argument="valid_key")
     settings = CheckSettings.resolve(
@@ -98,17 +128,17 @@ def validation_results(
     failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
-    if blocked and quarantine_writer is None:
+    if blocked and quarantine is None:
         yield from checks()
         raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
     split = _split(rows, failing) if failing else _Split(written=rows, invalid=rows.clear())
-    if quarantine_writer is None:
+    if quarantine is None:
         yield described.materialization(key, split.written)
         yield from checks()
         return
 
     try:
-        address = quarantine_writer(flagged_quarantine(dy_schema, split.invalid, catalogue))
+        address = yield from quarantine(flagged_quarantine(dy_schema, split.invalid, catalogue))
     except Exception:
         yield from checks()  # the rules were evaluated: report them before the run fails
         raise

@@ -4,15 +4,17 @@ A quarantine frame is the invalid rows (the schema's columns) followed by one `S
 per rule, named by the rule's check name, holding `"valid"` or `"invalid"`. A writer receives
 that frame, writes it and returns its address, a string because it can name a database table.
 In a run the asset's own IO manager writes it as the asset key `<last key part>_quarantine`
-(same prefix), each write recorded as a materialization of that key, after checking that a
-database table stored there has the same columns; under direct invocation, with no IO
-manager, a parquet file does.
+(same prefix), after checking that a database table stored there has the same columns:
+`dd.asset` declares that key and yields the frame as its output (`declared_quarantine`); a
+hand-wired asset hands it to the IO manager itself (`delegating_writer`) and logs the write as
+a materialization of the key. Under direct invocation, with no IO manager, a parquet file
+holds it (`file_writer`).
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Generator, Sequence
 from typing import Any, TypeAlias
 
 import dagster as dg
@@ -30,6 +32,9 @@ from .io import parquet_path, write_frame
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
 QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
+#: Writes a quarantine frame within the step's events: yields the quarantine's materialization
+#: when it is a declared output of the step, and returns the address.
+QuarantineStep: TypeAlias = Callable[[pl.DataFrame], Generator[dg.MaterializeResult, None, str]]
 
 QUARANTINE_SUFFIX = "_quarantine"
 _STATUS = {True: "valid", False: "invalid", None: "unknown"}
@@ -115,9 +120,7 @@ def delegating_writer(
     partition = context.partition_key if context.has_partition_key else None
 
     def write(frame: pl.DataFrame) -> str:
-        stored = _step.stored_table(context, key)
-        if stored is not None and stored.columns != tuple(frame.columns):
-            raise _layout_error(context.asset_key, stored, tuple(frame.columns))
+        _check_layout(context, context.asset_key, frame)
         logged = _step.write_as(context, key, frame)
         address = _address(logged, key, partition)
         context.log_event(
@@ -135,6 +138,45 @@ def delegating_writer(
             )
         )
         return address
+
+    return write
+
+
+def declared_quarantine(context: _step.Context, table_key: dg.AssetKey) -> QuarantineStep:
+    """The quarantine of `table_key` as the step's own declared output (`dd.asset` declares
+    it beside the table): the frame is yielded as the materialization of the quarantine key,
+    which Dagster hands to the IO manager before the generator resumes, so it is stored before
+    the table's output is yielded; a failed write fails the step there.
+
+    A database IO manager's stored table is compared with the frame first (other columns
+    raise `QuarantineLayoutError` before the IO manager deletes a row). The address returned
+    is the one the IO manager logged on that materialization, read back from the run's event
+    log as Dagster reads a check's target materialization; else the key.
+    """
+    key = quarantine_key(table_key)
+    partition = context.partition_key if context.has_partition_key else None
+
+    def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
+        _check_layout(context, table_key, frame)
+        yield dg.MaterializeResult(
+            asset_key=key,
+            value=frame,
+            metadata={
+                "dagster/row_count": frame.height,
+                "dy_quarantine_of": table_key.to_user_string(),
+            },
+        )
+        return _address(_logged(context, key, partition), key, partition)
+
+    return write
+
+
+def writing(writer: QuarantineWriter) -> QuarantineStep:
+    """`writer` as a step that yields nothing: it writes and returns the address."""
+
+    def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
+        yield from ()
+        return writer(frame)
 
     return write
 
@@ -196,6 +238,30 @@ def validate_quarantine_key(context: _step.Context) -> None:
 
 
 # ------------------------------------ helpers ------------------------------------ #
+
+
+def _check_layout(context: _step.Context, table_key: dg.AssetKey, frame: pl.DataFrame) -> None:
+    """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
+    `table_key` has other columns than `frame` (its IO manager would delete the stored rows,
+    then fail on the insert)."""
+    stored = _step.stored_table(context, quarantine_key(table_key), table_key=table_key)
+    if stored is not None and stored.columns != tuple(frame.columns):
+        raise _layout_error(table_key, stored, tuple(frame.columns))
+
+
+def _logged(context: _step.Context, key: dg.AssetKey, partition: str | None) -> dict[str, Any]:
+    """The metadata of this run's latest materialization of `key` (of `partition`): what the
+    IO manager logged when it stored it. Empty when the event log holds none of this run."""
+    records = context.instance.fetch_materializations(
+        dg.AssetRecordsFilter(
+            asset_key=key, asset_partitions=None if partition is None else [partition]
+        ),
+        limit=1,
+    ).records
+    if not records or records[0].run_id != context.run_id:
+        return {}
+    materialization = records[0].asset_materialization
+    return dict(materialization.metadata) if materialization is not None else {}
 
 
 def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) -> str:

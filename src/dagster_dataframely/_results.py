@@ -21,6 +21,9 @@ from ._specs import Check, plan
 from .errors import ColumnSchemaError
 
 _LISTED_MISMATCHES = 50
+#: A failing check's outcome in words. The UI lists metadata sorted by key (Dagster's event log
+#: stores it with sorted keys), so the key sorts before every other key of a check result.
+ASSESSMENT = "dy_assessment"
 _SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 
 
@@ -163,9 +166,10 @@ def results(
 ) -> Iterator[dg.AssetCheckResult]:
     """One `AssetCheckResult` per check, from an evaluation of its rules.
 
-    A failing check's metadata reads top down as the UI lists it: the outcome in words
-    (`dy_outcome`: severity, and how many rows failed of how many), the rule's readable
-    constraint, then its polars expression, counts and failing rows (nulls shown as `null`).
+    A failing check's metadata reads top down as the UI lists it, which is by key (Dagster
+    stores metadata with sorted keys): the outcome in words first (`dy_assessment`: severity,
+    and how many rows failed of how many), the rule's readable constraint, then its polars
+    expression, counts and failing rows (nulls shown as `null`).
     """
     for check in checks:
         failing = [rule for rule in check.rules if evaluation.failed[rule.name]]
@@ -174,7 +178,7 @@ def results(
         failed = sum(evaluation.failed[rule.name] for rule in check.rules)
         metadata: dict[str, Any] = {}
         if failing:
-            metadata["dy_outcome"] = _outcome(level, check, failing, evaluation)
+            metadata[ASSESSMENT] = _outcome(level, check, failing, evaluation)
         if len(check.rules) == 1:
             rule = check.rules[0]
             if failing:

@@ -9,8 +9,10 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   (and why `delegating_writer` raises that error under direct invocation).
 - `StepExecutionContext.get_io_manager(handle)` and `.get_output_context(handle)` return the
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
-  to store the output (resources, definition metadata, partitions). The quarantine is written
-  with that context after replacing its `_asset_key` (and the key of its `_asset_spec`).
+  to store the output (resources, definition metadata, partitions). A hand-wired asset's
+  quarantine (an undeclared key) is written with the table's context after replacing its
+  `_asset_key` (and the key of its `_asset_spec`); `dd.asset` declares the quarantine as an
+  output of its own, and only reads its stored table through that output's context.
 - `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
   loads with, as Dagster does for a step's own inputs (pinned by
@@ -69,7 +71,7 @@ def write_as(context: Context, asset_key: dg.AssetKey, value: Any) -> dict[str, 
     caller records the write as a materialization of `asset_key`).
     Raises `DagsterInvalidPropertyError` under direct invocation.
     """
-    io_manager, output_context = _output_as(context, asset_key)
+    io_manager, output_context = _output_as(context, asset_key, context.asset_key)
     metadata: dict[str, Any] = {}
     returned = io_manager.handle_output(output_context, value)
     if inspect.isgenerator(returned):
@@ -92,15 +94,20 @@ class StoredTable:
     columns: tuple[str, ...]
 
 
-def stored_table(context: Context, asset_key: dg.AssetKey) -> StoredTable | None:
+def stored_table(
+    context: Context, asset_key: dg.AssetKey, *, table_key: dg.AssetKey | None = None
+) -> StoredTable | None:
     """The table the step's IO manager stores for `asset_key` (the run's partition of it),
     when that IO manager is a database one and the table exists; else None.
+
+    `asset_key` is read through its own output when the step declares it, else through the
+    output of `table_key` (default: the step's one asset) under `asset_key`.
 
     Reads the stored rows through the IO manager's own `load_input` (one read of that
     partition). Any failure to read means there is nothing to compare with: the write that
     follows reports a real fault itself.
     """
-    io_manager, output_context = _output_as(context, asset_key)
+    io_manager, output_context = _output_as(context, asset_key, table_key or context.asset_key)
     if not isinstance(io_manager, DbIOManager):
         return None  # file IO managers replace the stored object whole, whatever its columns
     table_slice = io_manager._get_table_slice(output_context, output_context)
@@ -139,15 +146,24 @@ def asset_graph(context: Context) -> Any | None:
         return context.job_def.asset_layer.asset_graph.source_asset_graph
 
 
-def _output_as(context: Context, asset_key: dg.AssetKey) -> tuple[Any, dg.OutputContext]:
-    """The IO manager of the step's asset output and its output context, as `asset_key`."""
+def _output_as(
+    context: Context, asset_key: dg.AssetKey, table_key: dg.AssetKey
+) -> tuple[Any, dg.OutputContext]:
+    """The IO manager and output context of the step's output of `asset_key` when the step
+    declares it; else those of the output of `table_key`, with the key replaced."""
     step = context.get_step_execution_context()
-    output_name = context.assets_def.get_output_name_for_asset_key(context.asset_key)
+    declared = asset_key in context.assets_def.keys
+    output_name = context.assets_def.get_output_name_for_asset_key(
+        asset_key if declared else table_key
+    )
     handle = StepOutputHandle(step.step.key, output_name)
     output_context = step.get_output_context(handle)
-    output_context._asset_key = asset_key
-    if output_context._asset_spec is not None:
-        output_context._asset_spec = output_context._asset_spec.replace_attributes(key=asset_key)
+    if not declared:
+        output_context._asset_key = asset_key
+        if output_context._asset_spec is not None:
+            output_context._asset_spec = output_context._asset_spec.replace_attributes(
+                key=asset_key
+            )
     return step.get_io_manager(handle), output_context
 
 

@@ -156,7 +156,9 @@ class NoValidRowsError(ValidationAbortError):
 
 
 class QuarantineKeyCollisionError(DagsterDataframelyError):
-    """Another asset in the code location already materializes the quarantine's asset key."""
+    """Another asset in the code location already materializes the quarantine's asset key of
+    a hand-wired asset (for the quarantine `dd.asset` declares, Dagster refuses the duplicate
+    key when the Definitions load)."""
 
 
 class QuarantineLayoutError(DagsterDataframelyError):

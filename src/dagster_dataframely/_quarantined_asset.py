@@ -1,0 +1,155 @@
+"""The `dd.asset(quarantine=True)` definition: one op, two declared assets, the table and its
+quarantine.
+
+The quarantine is an asset of its own (`<last key part>_quarantine`, same prefix) so that the
+catalog and the lineage show it, and every run records its materialization. It is a sibling of
+the table, not downstream of it: both are split from the same frame, computed from the same
+upstream assets, and the quarantine is written first (Dagster refuses a multi-asset that
+yields an asset before one it depends on). The two cannot be run apart (`can_subset=False`):
+every run that writes the table writes the quarantine before it.
+
+Every `@dg.asset` keyword goes where it applies (see `_TO_THE_OP`, `_TO_THE_TABLE`,
+`_TO_BOTH`); a keyword `@dg.asset` does not take is a `TypeError`, as it would be there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+
+from ._catalogue import rules
+from ._metadata import COLUMN_SCHEMA_KEY, table_schema
+from ._quarantine import quarantine_key
+
+#: The table's output keeps the name `@dg.asset` gives its one output.
+TABLE_OUTPUT = "result"
+
+# The op's settings: one op computes both assets.
+_TO_THE_OP = frozenset(
+    {
+        "ins",
+        "deps",
+        "config_schema",
+        "required_resource_keys",
+        "resource_defs",
+        "hooks",
+        "partitions_def",
+        "op_tags",
+        "backfill_policy",
+        "retry_policy",
+        "check_specs",
+        "pool",
+        "non_argument_deps",
+        "compute_kind",
+    }
+)
+# What describes the table only.
+_TO_THE_TABLE = frozenset(
+    {"metadata", "description", "dagster_type", "freshness_policy", "legacy_freshness_policy"}
+)
+# What both share: stored alike, selected alike (a selection by group, owner, tag or kind
+# must take both, since they cannot run apart), versioned alike, run alike.
+_TO_BOTH = frozenset(
+    {
+        "io_manager_key",
+        "group_name",
+        "code_version",
+        "automation_condition",
+        "auto_materialize_policy",
+        "owners",
+        "tags",
+        "kinds",
+        "is_virtual",
+    }
+)
+_NAMING = frozenset({"name", "key_prefix", "key", "io_manager_def"})
+
+
+def quarantined_asset(
+    *,
+    schema: type[dy.Schema],
+    key: dg.AssetKey,
+    asset_kwargs: Mapping[str, Any],
+    body: Callable[..., Any],
+) -> dg.AssetsDefinition:
+    """A `@dg.multi_asset` of the table `key` and its quarantine, computed by `body`.
+
+    `asset_kwargs` are `@dg.asset` keywords as `dd.asset` completed them (metadata with the
+    Columns tab, check specs, code version). Both outputs are optional: a run that writes no
+    table yields no table output, and a skipped run yields neither.
+    """
+    unknown = set(asset_kwargs) - _TO_THE_OP - _TO_THE_TABLE - _TO_BOTH - _NAMING
+    if unknown:
+        named = ", ".join(sorted(unknown))
+        raise TypeError(f"dd.asset got keyword argument(s) @dg.asset does not take: {named}.")
+    op_settings = {k: v for k, v in asset_kwargs.items() if k in _TO_THE_OP}
+    shared = {k: v for k, v in asset_kwargs.items() if k in _TO_BOTH}
+    table = {k: v for k, v in asset_kwargs.items() if k in _TO_THE_TABLE}
+    io_manager_def = asset_kwargs.get("io_manager_def")
+    if io_manager_def is not None:
+        # as `@dg.asset` does: the definition becomes a resource of the asset
+        io_key = shared.get("io_manager_key") or key.to_python_identifier("io_manager")
+        shared["io_manager_key"] = io_key
+        op_settings["resource_defs"] = {
+            **(op_settings.get("resource_defs") or {}),
+            io_key: io_manager_def,
+        }
+    quarantine = quarantine_key(key)
+    outs = {
+        TABLE_OUTPUT: dg.AssetOut(key=key, is_required=False, **shared, **table),
+        quarantine.to_python_identifier(): dg.AssetOut(
+            key=quarantine,
+            is_required=False,
+            description=_description(schema, key),
+            metadata=quarantine_metadata(schema, table.get("metadata")),
+            **shared,
+        ),
+    }
+    return dg.multi_asset(
+        outs=outs,
+        name=key.to_python_identifier(),  # the op (and step) name `@dg.asset` would give it
+        description=table.get("description"),
+        can_subset=False,
+        **op_settings,
+    )(body)
+
+
+def quarantine_metadata(
+    schema: type[dy.Schema], table_metadata: Mapping[str, Any] | None
+) -> dict[str, Any]:
+    """The quarantine's definition metadata: the table's own entries (an IO manager reads
+    storage settings such as `schema` or `partition_expr` there, and must store both alike),
+    without Dagster's `dagster/` entries, which describe the table (its columns, name,
+    address), and with the quarantine's Columns tab."""
+    kept = {k: v for k, v in (table_metadata or {}).items() if not k.startswith("dagster/")}
+    return {**kept, COLUMN_SCHEMA_KEY: quarantine_table_schema(schema)}
+
+
+def quarantine_table_schema(schema: type[dy.Schema]) -> dg.TableSchema:
+    """The quarantine's columns: the table's, without their constraints (its rows are the
+    ones that break them), then one `String` column per rule."""
+    columns = [
+        dg.TableColumn(name=c.name, type=c.type, description=c.description, tags=c.tags)
+        for c in table_schema(schema).columns
+    ]
+    columns += [
+        dg.TableColumn(
+            name=rule.check_name,
+            type="String",
+            description=f'"valid", "invalid" or "unknown": whether the row passed '
+            f"{rule.name} ({rule.description})",
+        )
+        for rule in rules(schema)
+    ]
+    return dg.TableSchema(columns=columns)
+
+
+def _description(schema: type[dy.Schema], key: dg.AssetKey) -> str:
+    return (
+        f'Rows of {key.to_user_string()} that failed an "error" rule of {schema.__name__} in '
+        "its latest run, written before the table (empty when none failed): the table's "
+        'columns, then one column per rule saying "valid", "invalid" or "unknown".'
+    )

@@ -51,6 +51,8 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
         "checks.png": "/assets/customers?view=checks&checkDetail=dy_rule__country__regex",
         "samples.png": f"/assets/orders?view=checks&checkDetail={NULLS_CHECK}",
         "materialization.png": "/assets/orders?view=events",
+        "quarantine.png": "/assets/orders_quarantine?view=overview",
+        "lineage.png": "/assets/orders_quarantine?view=lineage&lineageScope=neighbors",
         "run.png": f"/runs/{storefront.run_id}",
     }
 

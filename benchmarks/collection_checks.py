@@ -108,9 +108,9 @@ def measure(method: str, directory: str) -> dict[str, float]:
     import dagster as dg
     import polars as pl
 
-    from dagster_dataframely._collection import collection_checks, collection_run
-    from dagster_dataframely._collection_evaluate import collection_results
-    from dagster_dataframely._settings import CheckSettings
+    from dagster_dataframely._engine.settings import CheckSettings
+    from dagster_dataframely._sidecar.collection_checks import collection_checks, collection_run
+    from dagster_dataframely._sidecar.collection_evaluate import collection_results
     from dagster_dataframely.sources._duckdb import scan_duckdb
 
     shop = collection()

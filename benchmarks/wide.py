@@ -75,8 +75,8 @@ def frame(columns: int, rows: int, case: str) -> object:
 
 def measure(method: str, case: str, columns: str, rows: str) -> dict[str, float]:
     """Run one method on one case in this process and report its figures (JSON on stdout)."""
-    from dagster_dataframely._catalogue import rules
-    from dagster_dataframely._evaluate import evaluate
+    from dagster_dataframely._engine.catalogue import rules
+    from dagster_dataframely._engine.evaluate import evaluate
 
     wide = schema(int(columns))
     data = frame(int(columns), int(rows), case)

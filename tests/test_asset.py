@@ -10,7 +10,7 @@ import pytest
 from support import evaluations, failure_text, logs, materialization
 
 import dagster_dataframely as dd
-from dagster_dataframely._schema_version import schema_version
+from dagster_dataframely._engine.schema_version import schema_version
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 from dagster_dataframely.errors import (
     InvalidSettingError,

@@ -203,4 +203,4 @@ def _never_called(series: pl.Series) -> pl.Series:
 
 
 def test_dd_warn_is_the_decorator_of_the_root() -> None:
-    assert dd.warn is dd._severity.warn
+    assert dd.warn is dd._engine.severity.warn

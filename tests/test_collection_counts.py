@@ -13,10 +13,14 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from shop import MEMBERS, SHOP_FAILURES, Customers, OrderLines, Orders, Shop, shop_frames
 
-from dagster_dataframely._catalogue import rules
-from dagster_dataframely._collection import collection_checks, collection_run, filter_rules
-from dagster_dataframely._collection_evaluate import CollectionRun, collection_results
-from dagster_dataframely._settings import CheckSettings
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.settings import CheckSettings
+from dagster_dataframely._sidecar.collection_checks import (
+    collection_checks,
+    collection_run,
+    filter_rules,
+)
+from dagster_dataframely._sidecar.collection_evaluate import CollectionRun, collection_results
 
 _KEY = st.integers(0, 6)
 _MAYBE_KEY = st.one_of(st.none(), _KEY)

@@ -17,8 +17,8 @@ from conftest import Storage
 from support import evaluations, failed, materialization
 
 import dagster_dataframely as dd
-from dagster_dataframely._naming import column_check_name
-from dagster_dataframely._sidecar import step_name
+from dagster_dataframely._engine.naming import column_check_name
+from dagster_dataframely._sidecar.schema_checks import step_name
 from dagster_dataframely.errors import CheckNameCollisionError
 from dagster_dataframely.wiring import check_name, rules, table_schema
 
@@ -174,8 +174,8 @@ def test_derived_names_are_the_same_in_another_process() -> None:
     process (another hash seed) must derive the same ones."""
     script = (
         "import json, dagster as dg\n"
-        "from dagster_dataframely._naming import check_name, column_check_name\n"
-        "from dagster_dataframely._sidecar import step_name\n"
+        "from dagster_dataframely._engine.naming import check_name, column_check_name\n"
+        "from dagster_dataframely._sidecar.schema_checks import step_name\n"
         "print(json.dumps([check_name('größe|min'), column_check_name('数量 (stk)'),\n"
         "    step_name(dg.AssetKey(['sales-eu', 'orders'])),\n"
         "    step_name(dg.AssetKey(['sales.eu', 'orders']))]))\n"

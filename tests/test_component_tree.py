@@ -17,8 +17,8 @@ import dagster as dg
 from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
 
 import dagster_dataframely as dd
-from dagster_dataframely._component import SchemaCheck
-from dagster_dataframely._component_tree import in_project
+from dagster_dataframely._sidecar.component import SchemaCheck
+from dagster_dataframely._sidecar.component_tree import in_project
 
 ASSETS = "import dagster as dg\n\norders = dg.AssetSpec('orders')\n"
 

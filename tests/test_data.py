@@ -8,7 +8,7 @@ import dataframely as dy
 import polars as pl
 import pytest
 
-from dagster_dataframely._catalogue import rules
+from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely.data import (
     OrdersSchema,
     defective_orders,

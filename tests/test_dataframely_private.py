@@ -1,7 +1,8 @@
-"""Characterization of the Dataframely internals `_dataframely.py` reads.
+"""Characterization of the Dataframely internals `_engine/dataframely_internals.py` reads.
 
 If one of these fails after a Dataframely upgrade, the package's check names, counts or
-rule descriptions would silently change: fix `_dataframely.py`, not the user's assets.
+rule descriptions would silently change: fix `_engine/dataframely_internals.py`, not the
+user's assets.
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ import dataframely as dy
 import polars as pl
 from shop import Shop, ShopWithReturns, shop_frames
 
-from dagster_dataframely._dataframely import (
+from dagster_dataframely._engine.dataframely_internals import (
     collection_filters,
     collection_instance,
     rule_expressions,

@@ -11,7 +11,7 @@ import pytest
 from support import evaluations
 
 import dagster_dataframely as dd
-from dagster_dataframely._display import share
+from dagster_dataframely._engine.display import share
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 
 

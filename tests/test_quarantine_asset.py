@@ -12,7 +12,7 @@ from conftest import Storage
 from support import evaluations, materialization, step_error
 
 import dagster_dataframely as dd
-from dagster_dataframely._schema_version import schema_version
+from dagster_dataframely._engine.schema_version import schema_version
 from dagster_dataframely.data import OrdersSchema, defective_orders
 from dagster_dataframely.wiring import rules, schema_metadata
 

@@ -1,5 +1,7 @@
-"""Characterization of the Dagster internals `_step.py` reads. If Dagster changes one of them,
-the test names the decision of this package that rests on it."""
+"""Characterization of the Dagster internals `_checks/step_internals.py` reads.
+
+If Dagster changes one of them, the test names the decision of this package that rests on it.
+"""
 
 from typing import Any
 
@@ -7,7 +9,7 @@ import dagster as dg
 import polars as pl
 import pytest
 
-from dagster_dataframely import _step
+from dagster_dataframely._checks import step_internals
 
 
 def test_direct_invocation_has_no_step_execution_context():
@@ -15,9 +17,9 @@ def test_direct_invocation_has_no_step_execution_context():
     `delegating_writer` raises it under direct invocation (as the hand-wiring page says)."""
     context = dg.build_asset_context()
 
-    with pytest.raises(_step.DagsterInvalidPropertyError):
+    with pytest.raises(step_internals.DagsterInvalidPropertyError):
         context.get_step_execution_context()
-    assert not _step.in_run(context)
+    assert not step_internals.in_run(context)
 
 
 class Recording(dg.IOManager):
@@ -57,7 +59,7 @@ def test_the_steps_output_context_can_be_handed_to_its_io_manager_under_another_
     )
     def orders(context: dg.AssetExecutionContext) -> str:
         other = dg.AssetKey(["sales", "orders_quarantine"])
-        logged.append(_step.write_as(context, other, "quarantined rows"))
+        logged.append(step_internals.write_as(context, other, "quarantined rows"))
         return "table rows"
 
     result = dg.materialize(
@@ -87,7 +89,7 @@ def test_materialize_sets_no_repository_so_the_jobs_asset_graph_stands_in():
 
     @dg.asset
     def orders(context: dg.AssetExecutionContext) -> int:
-        graphs.append(_step.asset_graph(context))
+        graphs.append(step_internals.asset_graph(context))
         return 1
 
     @dg.asset
@@ -98,7 +100,7 @@ def test_materialize_sets_no_repository_so_the_jobs_asset_graph_stands_in():
     (graph,) = graphs
     assert graph.has(dg.AssetKey("orders_quarantine"))
     assert graph.get(dg.AssetKey("orders_quarantine")).is_materializable
-    assert _step.asset_graph(dg.build_asset_context()) is None
+    assert step_internals.asset_graph(dg.build_asset_context()) is None
 
 
 def test_a_subset_jobs_asset_graph_keeps_the_whole_graph_as_its_source():
@@ -109,7 +111,9 @@ def test_a_subset_jobs_asset_graph_keeps_the_whole_graph_as_its_source():
 
     @dg.asset
     def orders(context: dg.AssetExecutionContext) -> int:
-        graphs.append((context.job_def.asset_layer.asset_graph, _step.asset_graph(context)))
+        graphs.append(
+            (context.job_def.asset_layer.asset_graph, step_internals.asset_graph(context))
+        )
         return 1
 
     @dg.asset
@@ -135,9 +139,11 @@ def test_database_io_managers_are_db_io_managers_that_load_their_table_as_a_fram
     @dg.asset
     def orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
         key = dg.AssetKey("orders_quarantine")
-        seen.append(_step.stored_table(context, key))
-        _step.write_as(context, key, pl.DataFrame({"order_id": ["A"], "dy_rule__x": ["valid"]}))
-        seen.append(_step.stored_table(context, key))
+        seen.append(step_internals.stored_table(context, key))
+        step_internals.write_as(
+            context, key, pl.DataFrame({"order_id": ["A"], "dy_rule__x": ["valid"]})
+        )
+        seen.append(step_internals.stored_table(context, key))
         return pl.DataFrame({"order_id": ["A"]})
 
     database = str(tmp_path / "w.duckdb")
@@ -175,7 +181,7 @@ def test_a_declared_quarantine_is_read_through_its_own_output_context(tmp_path):
     def orders(context: dg.AssetExecutionContext):
         frame = pl.DataFrame({"order_id": ["A"]})
         yield dg.MaterializeResult(asset_key=quarantine, value=frame)
-        seen.append(_step.stored_table(context, quarantine, table_key=table))
+        seen.append(step_internals.stored_table(context, quarantine, table_key=table))
         yield dg.MaterializeResult(asset_key=table, value=frame)
 
     database = str(tmp_path / "w.duckdb")

@@ -25,9 +25,9 @@ from hypothesis import strategies as st
 from support import evaluations, failed, step_error
 
 import dagster_dataframely as dd
-from dagster_dataframely._read_dtypes import castable, same_zone
-from dagster_dataframely._results import schema_results
-from dagster_dataframely._settings import CheckSettings
+from dagster_dataframely._checks.results import schema_results
+from dagster_dataframely._engine.read_dtypes import castable, same_zone
+from dagster_dataframely._engine.settings import CheckSettings
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 from dagster_dataframely.errors import ColumnSchemaError, InvalidSettingError
 

@@ -13,7 +13,7 @@ import polars as pl
 import pytest
 
 import dagster_dataframely as dd
-from dagster_dataframely._schema_version import schema_version
+from dagster_dataframely._engine.schema_version import schema_version
 from dagster_dataframely.data import OrdersSchema, storefront_orders
 
 
@@ -57,7 +57,7 @@ def test_a_rule_made_warn_changes_the_version() -> None:
 @pytest.mark.parametrize("seed", ["1", "2"])
 def test_the_version_is_the_same_in_another_python_process(seed: str) -> None:
     script = (
-        "from dagster_dataframely._schema_version import schema_version\n"
+        "from dagster_dataframely._engine.schema_version import schema_version\n"
         "from dagster_dataframely.data import OrdersSchema\n"
         "print(schema_version(OrdersSchema))"
     )

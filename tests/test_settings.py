@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from dagster_dataframely._settings import CheckSettings, env_var, resolve
+from dagster_dataframely._engine.settings import CheckSettings, env_var, resolve
 from dagster_dataframely.errors import InvalidSettingError
 
 

@@ -1,4 +1,4 @@
-"""The Dagster-private fact the sidecar's IO-manager load rests on (see `_step.py`).
+"""The Dagster-private fact the sidecar's IO-manager load rests on (`_checks/step_internals.py`).
 
 Decision resting on it: the sidecar loads through the run's own IO manager resource and hands
 it the config the run resolved (`context.resource_config`), as Dagster does for a step's own
@@ -8,7 +8,7 @@ inputs. If this breaks, database IO managers (dagster-duckdb) fail to load with 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import dagster as dg
 
-from dagster_dataframely._step import resource_config
+from dagster_dataframely._checks.step_internals import resource_config
 
 
 class Store(dg.ConfigurableResource):

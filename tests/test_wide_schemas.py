@@ -13,8 +13,8 @@ import polars as pl
 import pytest
 from polars.testing import assert_frame_equal
 
-from dagster_dataframely._catalogue import rules
-from dagster_dataframely._evaluate import evaluate, rule_columns
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.evaluate import evaluate, rule_columns
 from dagster_dataframely.wiring import check_results
 
 WIDTH = 300

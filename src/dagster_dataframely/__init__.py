@@ -8,12 +8,12 @@ from importlib import import_module
 from types import ModuleType
 
 from . import data, errors, sources, testing, wiring
-from ._asset import asset
-from ._collection import collection_checks
-from ._component import SchemaChecksComponent
-from ._definitions import with_schemas
-from ._severity import warn
-from ._sidecar import schema_checks
+from ._engine.severity import warn
+from ._gated.asset import asset
+from ._sidecar.collection_checks import collection_checks
+from ._sidecar.component import SchemaChecksComponent
+from ._sidecar.schema_checks import schema_checks
+from ._sidecar.with_schemas import with_schemas
 from .io import ParquetIOManager
 
 __all__ = [

@@ -14,7 +14,7 @@ import datetime as dt
 import dataframely as dy
 import polars as pl
 
-from ._severity import warn
+from ._engine.severity import warn
 
 __all__ = ["OrdersSchema", "defective_orders", "mistyped_orders", "storefront_orders"]
 

@@ -52,7 +52,7 @@ import polars as pl
 from pydantic import Field
 from upath import UPath
 
-from ._display import type_name
+from ._engine.display import type_name
 from .errors import UnsupportedFrameError
 
 __all__ = ["ParquetIOManager"]

@@ -4,11 +4,13 @@ See the hand-wiring guide: attach a schema to an asset declared some other way, 
 checks in a way `dd.asset` does not offer.
 """
 
-from ._catalogue import Rule, rules
-from ._gate import AssetYield, validation_results
-from ._metadata import schema_metadata, table_schema
-from ._naming import check_name
-from ._quarantine import (
+from ._checks.metadata import schema_metadata, table_schema
+from ._checks.results import check_results
+from ._checks.specs import check_specs
+from ._engine.catalogue import Rule, rules
+from ._engine.naming import check_name
+from ._gated.gate import AssetYield, validation_results
+from ._gated.quarantine import (
     QuarantineWriter,
     delegating_writer,
     file_writer,
@@ -16,8 +18,6 @@ from ._quarantine import (
     quarantine_path,
     validate_quarantine_key,
 )
-from ._results import check_results
-from ._specs import check_specs
 
 __all__ = [
     "AssetYield",

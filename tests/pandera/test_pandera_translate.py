@@ -12,7 +12,7 @@ import pytest
 from pandera.api.polars.types import PolarsData
 from pandera_models import Orders, readings
 
-from dagster_dataframely._schemas import as_dataframely
+from dagster_dataframely._engine.schemas import as_dataframely
 from dagster_dataframely.pandera import run_pandera_check, to_dataframely
 from dagster_dataframely.wiring import rules
 

@@ -27,7 +27,7 @@ import dataframely as dy
 import polars as pl
 from pandera.api.checks import Check
 
-from .._constraints import docstring_summary
+from .._engine.constraints import docstring_summary
 from ._checks import builtin_name, translate
 from ._dtypes import ColumnType, column_type
 from ._literals import string

@@ -9,7 +9,7 @@ from typing import Any
 import dataframely as dy
 import polars as pl
 
-from .._severity import warn
+from .._engine.severity import warn
 from ._custom import run_pandera_check
 from ._plan import Entry, SchemaPlan, Template, plan
 

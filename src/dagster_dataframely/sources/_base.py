@@ -10,8 +10,8 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from .._loading import READ_ERRORS
 from ..errors import SourceReadError
+from ._loading import READ_ERRORS
 
 
 class Source(ABC):

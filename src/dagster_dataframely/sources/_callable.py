@@ -10,7 +10,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from .._evaluate import as_lazy
+from .._engine.evaluate import as_lazy
 from ._base import Source
 
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass
 import dagster as dg
 import polars as pl
 
-from .._loading import stored_table
 from ._base import Source
+from ._loading import stored_table
 
 DEFAULT_IO_MANAGER_KEY = "io_manager"
 

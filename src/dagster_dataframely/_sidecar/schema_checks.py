@@ -15,17 +15,17 @@ from collections.abc import Iterator, Sequence
 
 import dagster as dg
 
-from ._asset_keys import parse_asset_key
-from ._evaluate import as_lazy
-from ._naming import COLUMN_SCHEMA_CHECK, dagster_name
-from ._read_dtypes import ReadDtypes
-from ._results import schema_results
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import CheckSettings, resolve
-from ._severity import warn_names
-from ._specs import check_specs
-from .errors import ColumnSchemaError
-from .sources import Source, SourceLike, as_source, reading
+from .._checks.asset_keys import parse_asset_key
+from .._checks.results import schema_results
+from .._checks.specs import check_specs
+from .._engine.evaluate import as_lazy
+from .._engine.naming import COLUMN_SCHEMA_CHECK, dagster_name
+from .._engine.read_dtypes import ReadDtypes
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import CheckSettings, resolve
+from .._engine.severity import warn_names
+from ..errors import ColumnSchemaError
+from ..sources import Source, SourceLike, as_source, reading
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from ._display import MAX_ROWS, dtype_name
+from .display import MAX_ROWS, dtype_name
 
 _FIELDS = ("nulls", "min", "max", "mean", "max_length", "distinct", "values")
 _SCHEMA = {

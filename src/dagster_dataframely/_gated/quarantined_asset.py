@@ -20,9 +20,9 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 
-from ._catalogue import rules
-from ._metadata import COLUMN_SCHEMA_KEY, table_schema
-from ._quarantine import quarantine_key
+from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
+from .._engine.catalogue import rules
+from .quarantine import quarantine_key
 
 #: The table's output keeps the name `@dg.asset` gives its one output.
 TABLE_OUTPUT = "result"

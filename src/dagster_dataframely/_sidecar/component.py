@@ -37,13 +37,13 @@ import dagster as dg
 import dataframely as dy
 from pydantic import BaseModel
 
-from ._asset_keys import parse_asset_key
-from ._collection import collection_checks
-from ._component_tree import DeclaredAssets, PartitionsField, components_of
-from ._schemas import as_dataframely
-from ._sidecar import schema_checks
-from .errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
-from .sources import Source, SourceKind, source_from_config
+from .._checks.asset_keys import parse_asset_key
+from .._engine.schemas import as_dataframely
+from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
+from ..sources import Source, SourceKind, source_from_config
+from .collection_checks import collection_checks
+from .component_tree import DeclaredAssets, PartitionsField, components_of
+from .schema_checks import schema_checks
 
 Granularity = Literal["rule", "column", "schema"]
 SchemaRules = Literal["collapsed", "per_rule"]

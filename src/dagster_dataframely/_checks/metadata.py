@@ -6,9 +6,9 @@ from typing import Any
 
 import dagster as dg
 
-from ._catalogue import Rule, rules
-from ._display import dtype_name
-from ._schemas import SchemaLike, as_dataframely
+from .._engine.catalogue import Rule, rules
+from .._engine.display import dtype_name
+from .._engine.schemas import SchemaLike, as_dataframely
 
 COLUMN_SCHEMA_KEY = "dagster/column_schema"
 

@@ -28,14 +28,14 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._catalogue import Rule, rules
-from ._dataframely import collection_filters, collection_instance
-from ._evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
-from ._naming import COLUMN_SCHEMA_CHECK
-from ._results import column_schema_results, evaluate_schema, results
-from ._settings import CheckSettings
-from ._specs import Check, plan
-from .errors import ColumnSchemaError
+from .._checks.results import column_schema_results, evaluate_schema, results
+from .._checks.specs import Check, plan
+from .._engine.catalogue import Rule, rules
+from .._engine.dataframely_internals import collection_filters, collection_instance
+from .._engine.evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
+from .._engine.naming import COLUMN_SCHEMA_CHECK
+from .._engine.settings import CheckSettings
+from ..errors import ColumnSchemaError
 
 _ROWS = "__dy_rows"
 

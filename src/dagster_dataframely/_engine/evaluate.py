@@ -18,9 +18,9 @@ from typing import Any
 import dataframely as dy
 import polars as pl
 
-from ._catalogue import Rule
-from ._display import type_name
-from .errors import FrameConversionError, UnsupportedFrameError
+from ..errors import FrameConversionError, UnsupportedFrameError
+from .catalogue import Rule
+from .display import type_name
 
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"

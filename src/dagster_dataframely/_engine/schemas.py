@@ -10,7 +10,7 @@ from typing import Any, TypeAlias
 
 import dataframely as dy
 
-from .errors import UnsupportedSchemaError
+from ..errors import UnsupportedSchemaError
 
 #: A Dataframely schema class, or a Pandera polars `DataFrameModel` / `DataFrameSchema`.
 SchemaLike: TypeAlias = "type[dy.Schema] | Any"
@@ -22,7 +22,7 @@ def as_dataframely(schema: SchemaLike) -> type[dy.Schema]:
         return schema
     if _is_pandera(schema):
         try:
-            from .pandera import to_dataframely
+            from ..pandera import to_dataframely
         except ImportError as error:  # pandera itself is missing
             raise UnsupportedSchemaError(
                 "A Pandera model was passed as a schema, but Pandera's polars support is not "

@@ -14,7 +14,7 @@ from typing import TypeAlias
 
 import dagster as dg
 
-from .errors import InvalidAssetKeyError
+from ..errors import InvalidAssetKeyError
 
 #: What an argument naming an asset accepts.
 AssetKeyLike: TypeAlias = "dg.AssetKey | str | Sequence[str]"

@@ -14,14 +14,14 @@ from collections.abc import Container, Mapping, Sequence
 import dagster as dg
 import dataframely as dy
 
-from ._asset_keys import closest_keys, listed_keys, parse_asset_key
-from ._collection import declared_collection_checks
-from ._metadata import schema_metadata
-from ._read_dtypes import ReadDtypes
-from ._schemas import SchemaLike, as_dataframely
-from ._sidecar import schema_checks
-from .errors import UnknownAssetError, UnloadableAssetError
-from .sources import SourceLike, as_source
+from .._checks.asset_keys import closest_keys, listed_keys, parse_asset_key
+from .._checks.metadata import schema_metadata
+from .._engine.read_dtypes import ReadDtypes
+from .._engine.schemas import SchemaLike, as_dataframely
+from ..errors import UnknownAssetError, UnloadableAssetError
+from ..sources import SourceLike, as_source
+from .collection_checks import declared_collection_checks
+from .schema_checks import schema_checks
 
 _LISTED_KEYS = 50
 

@@ -11,7 +11,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal, TypeVar, cast
 
-from .errors import InvalidSettingError
+from ..errors import InvalidSettingError
 
 Granularity = Literal["rule", "column", "schema"]
 SchemaRules = Literal["collapsed", "per_rule"]

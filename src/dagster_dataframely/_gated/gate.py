@@ -35,17 +35,17 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._asset_keys import parse_asset_key
-from ._catalogue import Rule, rules
-from ._display import table
-from ._evaluate import Evaluation, as_lazy, rule_columns
-from ._quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from ._results import column_schema_results, evaluate_schema, results
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import CheckSettings, resolve
-from ._specs import plan
-from ._statistics import statistics as column_statistics
-from .errors import NoValidRowsError, ValidationAbortError
+from .._checks.asset_keys import parse_asset_key
+from .._checks.results import column_schema_results, evaluate_schema, results
+from .._checks.specs import plan
+from .._engine.catalogue import Rule, rules
+from .._engine.display import table
+from .._engine.evaluate import Evaluation, as_lazy, rule_columns
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import CheckSettings, resolve
+from .._engine.statistics import statistics as column_statistics
+from ..errors import NoValidRowsError, ValidationAbortError
+from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]

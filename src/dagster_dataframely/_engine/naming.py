@@ -13,7 +13,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
-from .errors import CheckNameCollisionError, ReservedColumnError
+from ..errors import CheckNameCollisionError, ReservedColumnError
 
 RESERVED_PREFIX = "dy_"
 COLUMN_SCHEMA_CHECK = "dy_schema__columns"

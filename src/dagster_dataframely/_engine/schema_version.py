@@ -15,8 +15,8 @@ import re
 import dataframely as dy
 import polars as pl
 
-from ._catalogue import rules
-from ._dataframely import rule_expressions
+from .catalogue import rules
+from .dataframely_internals import rule_expressions
 
 _DIGITS = 12
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")

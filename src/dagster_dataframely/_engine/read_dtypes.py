@@ -33,11 +33,11 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._catalogue import Rule
-from ._display import table
-from ._evaluate import Evaluation
-from ._naming import COLUMN_SCHEMA_CHECK
-from .errors import ColumnSchemaError
+from ..errors import ColumnSchemaError
+from .catalogue import Rule
+from .display import table
+from .evaluate import Evaluation
+from .naming import COLUMN_SCHEMA_CHECK
 
 ReadDtypes = Literal["strict", "cast"]
 

@@ -36,9 +36,9 @@ from dagster.components.resolved.core_models import (
     resolve_partitions_def,
 )
 
-from ._asset_keys import closest_keys
-from ._definitions import declared_assets
-from .errors import UnknownAssetError
+from .._checks.asset_keys import closest_keys
+from ..errors import UnknownAssetError
+from .with_schemas import declared_assets
 
 PartitionsField: TypeAlias = Annotated[
     dg.PartitionsDefinition | None,

@@ -18,23 +18,23 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._asset_keys import parse_asset_key
-from ._catalogue import Rule
-from ._collection_evaluate import CollectionRun, Member, collection_results
-from ._constraints import docstring_summary
-from ._dataframely import collection_filters
-from ._loading import READ_ERRORS
-from ._naming import guard_check_names
-from ._settings import CheckSettings
-from ._severity import warn_names, warned_filters
-from ._specs import check_specs
-from .errors import (
+from .._checks.asset_keys import parse_asset_key
+from .._checks.specs import check_specs
+from .._engine.catalogue import Rule
+from .._engine.constraints import docstring_summary
+from .._engine.dataframely_internals import collection_filters
+from .._engine.naming import guard_check_names
+from .._engine.settings import CheckSettings
+from .._engine.severity import warn_names, warned_filters
+from ..errors import (
     CollectionMemberError,
     MemberPartitionsError,
     SourceReadError,
     UnsupportedSchemaError,
 )
-from .sources import Source, SourceLike, as_source, reading
+from ..sources import Source, SourceLike, as_source, reading
+from ..sources._loading import READ_ERRORS
+from .collection_evaluate import CollectionRun, Member, collection_results
 
 #: Prefix of a collection filter's check name: `dy_filter__<filter>`.
 FILTER_CHECK_PREFIX = "dy_filter__"

@@ -28,10 +28,10 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
-from ._display import type_name
-from ._evaluate import as_lazy
-from ._step import resource_config
-from .errors import IOManagerLoadError, UnsupportedFrameError
+from .._checks.step_internals import resource_config
+from .._engine.display import type_name
+from .._engine.evaluate import as_lazy
+from ..errors import IOManagerLoadError, UnsupportedFrameError
 
 #: The exceptions of reading a table (a missing or truncated file, a refused query), as
 #: opposed to a rule whose expression is wrong: re-raised naming the asset and the reader.

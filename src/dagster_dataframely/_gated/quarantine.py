@@ -22,13 +22,13 @@ import dataframely as dy
 import polars as pl
 from upath import UPath
 
-from . import _step
-from ._asset_keys import parse_asset_key
-from ._catalogue import Rule, rules
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import resolve
-from .errors import QuarantineKeyCollisionError, QuarantineLayoutError
-from .io import parquet_path, write_frame
+from .._checks import step_internals
+from .._checks.asset_keys import parse_asset_key
+from .._engine.catalogue import Rule, rules
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import resolve
+from ..errors import QuarantineKeyCollisionError, QuarantineLayoutError
+from ..io import parquet_path, write_frame
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
 QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
@@ -110,8 +110,8 @@ def delegating_writer(
     Raises `dagster._core.errors.DagsterInvalidPropertyError` under direct invocation, which
     has no step and so no IO manager: use `file_writer` there.
     """
-    if not _step.in_run(context):
-        raise _step.DagsterInvalidPropertyError(
+    if not step_internals.in_run(context):
+        raise step_internals.DagsterInvalidPropertyError(
             "delegating_writer(context) needs a step to reach the asset's IO manager, and a "
             "directly invoked asset has none. Under direct invocation use "
             "dd.wiring.file_writer(key, quarantine_dir, partition_key) instead."
@@ -121,7 +121,7 @@ def delegating_writer(
 
     def write(frame: pl.DataFrame) -> str:
         _check_layout(context, context.asset_key, frame)
-        logged = _step.write_as(context, key, frame)
+        logged = step_internals.write_as(context, key, frame)
         address = _address(logged, key, partition)
         context.log_event(
             dg.AssetMaterialization(
@@ -142,7 +142,7 @@ def delegating_writer(
     return write
 
 
-def declared_quarantine(context: _step.Context, table_key: dg.AssetKey) -> QuarantineStep:
+def declared_quarantine(context: step_internals.Context, table_key: dg.AssetKey) -> QuarantineStep:
     """The quarantine of `table_key` as the step's own declared output (`dd.asset` declares
     it beside the table): the frame is yielded as the materialization of the quarantine key,
     which Dagster hands to the IO manager before the generator resumes, so it is stored before
@@ -220,11 +220,11 @@ def quarantine_path(
 # --------------------------------- the key guard --------------------------------- #
 
 
-def validate_quarantine_key(context: _step.Context) -> None:
+def validate_quarantine_key(context: step_internals.Context) -> None:
     """Raise `QuarantineKeyCollisionError` when another asset in the code location
     materializes the quarantine's key `<last key part>_quarantine`. A no-op under direct
     invocation, which has no asset graph to look in."""
-    graph = _step.asset_graph(context)
+    graph = step_internals.asset_graph(context)
     if graph is None:
         return
     key = quarantine_key(context.asset_key)
@@ -240,16 +240,20 @@ def validate_quarantine_key(context: _step.Context) -> None:
 # ------------------------------------ helpers ------------------------------------ #
 
 
-def _check_layout(context: _step.Context, table_key: dg.AssetKey, frame: pl.DataFrame) -> None:
+def _check_layout(
+    context: step_internals.Context, table_key: dg.AssetKey, frame: pl.DataFrame
+) -> None:
     """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
     `table_key` has other columns than `frame` (its IO manager would delete the stored rows,
     then fail on the insert)."""
-    stored = _step.stored_table(context, quarantine_key(table_key), table_key=table_key)
+    stored = step_internals.stored_table(context, quarantine_key(table_key), table_key=table_key)
     if stored is not None and stored.columns != tuple(frame.columns):
         raise _layout_error(table_key, stored, tuple(frame.columns))
 
 
-def _logged(context: _step.Context, key: dg.AssetKey, partition: str | None) -> dict[str, Any]:
+def _logged(
+    context: step_internals.Context, key: dg.AssetKey, partition: str | None
+) -> dict[str, Any]:
     """The metadata of this run's latest materialization of `key` (of `partition`): what the
     IO manager logged when it stored it. Empty when the event log holds none of this run."""
     records = context.instance.fetch_materializations(
@@ -273,7 +277,7 @@ def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) 
 
 
 def _layout_error(
-    asset_key: dg.AssetKey, stored: _step.StoredTable, written: tuple[str, ...]
+    asset_key: dg.AssetKey, stored: step_internals.StoredTable, written: tuple[str, ...]
 ) -> QuarantineLayoutError:
     added = [c for c in written if c not in stored.columns]
     removed = [c for c in stored.columns if c not in written]

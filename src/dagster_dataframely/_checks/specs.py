@@ -11,11 +11,16 @@ from dataclasses import dataclass
 
 import dagster as dg
 
-from ._asset_keys import parse_asset_key
-from ._catalogue import Rule, rules
-from ._naming import COLUMN_SCHEMA_CHECK, SCHEMA_RULES_CHECK, column_check_name, guard_check_names
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import CheckSettings
+from .._engine.catalogue import Rule, rules
+from .._engine.naming import (
+    COLUMN_SCHEMA_CHECK,
+    SCHEMA_RULES_CHECK,
+    column_check_name,
+    guard_check_names,
+)
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import CheckSettings
+from .asset_keys import parse_asset_key
 
 _MAX_DESCRIPTION = 600
 

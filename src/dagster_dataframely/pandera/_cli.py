@@ -50,8 +50,8 @@ def _migrate_pandera(path: str, output: Path | None) -> int:
         print(f"dagster-dataframely: error: {failure}", file=sys.stderr)
         return USAGE_ERROR
     try:
-        from .errors import UnsupportedSchemaError
-        from .pandera import migrate
+        from ..errors import UnsupportedSchemaError
+        from . import migrate
     except ImportError as error:  # Pandera is not installed
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR

@@ -9,16 +9,16 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from ._asset_keys import parse_asset_key
-from ._catalogue import Rule, rules
-from ._display import share, shorten, table
-from ._evaluate import Evaluation, as_lazy, column_mismatches, evaluate
-from ._naming import COLUMN_SCHEMA_CHECK
-from ._read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import CheckSettings
-from ._specs import Check, plan
-from .errors import ColumnSchemaError
+from .._engine.catalogue import Rule, rules
+from .._engine.display import share, shorten, table
+from .._engine.evaluate import Evaluation, as_lazy, column_mismatches, evaluate
+from .._engine.naming import COLUMN_SCHEMA_CHECK
+from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import CheckSettings
+from ..errors import ColumnSchemaError
+from .asset_keys import parse_asset_key
+from .specs import Check, plan
 
 _LISTED_MISMATCHES = 50
 #: A failing check's outcome in words. The UI lists metadata sorted by key (Dagster's event log

@@ -20,18 +20,18 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from . import _step
-from ._display import type_name
-from ._gate import AssetYield, gated_results, skipped_results
-from ._metadata import schema_metadata
-from ._quarantine import QuarantineStep, declared_quarantine, file_writer, writing
-from ._quarantined_asset import quarantined_asset
-from ._schema_version import code_version
-from ._schemas import SchemaLike, as_dataframely
-from ._settings import resolve
-from ._severity import warn_names
-from ._specs import check_specs
-from .errors import InvalidSettingError, UnsupportedFrameError
+from .._checks import step_internals
+from .._checks.metadata import schema_metadata
+from .._checks.specs import check_specs
+from .._engine.display import type_name
+from .._engine.schema_version import code_version
+from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.settings import resolve
+from .._engine.severity import warn_names
+from ..errors import InvalidSettingError, UnsupportedFrameError
+from .gate import AssetYield, gated_results, skipped_results
+from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
+from .quarantined_asset import quarantined_asset
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
 
@@ -172,8 +172,10 @@ class _Gate:
 
         return validated
 
-    def _quarantine(self, context: _step.Context | None, key: dg.AssetKey) -> QuarantineStep:
-        if context is not None and _step.in_run(context):
+    def _quarantine(
+        self, context: step_internals.Context | None, key: dg.AssetKey
+    ) -> QuarantineStep:
+        if context is not None and step_internals.in_run(context):
             return declared_quarantine(context, key)
         partition = (
             context.partition_key if context is not None and context.has_partition_key else None
@@ -181,7 +183,7 @@ class _Gate:
         return writing(file_writer(key, self.quarantine_dir, partition))
 
     def _skip(
-        self, context: _step.Context | None, key: dg.AssetKey
+        self, context: step_internals.Context | None, key: dg.AssetKey
     ) -> Iterator[dg.AssetCheckResult]:
         reason = (
             f"The function of asset {key.to_user_string()} returned None (no source data): "
@@ -213,7 +215,7 @@ def _asset_key(fn: Callable[..., Any], asset_kwargs: dict[str, Any]) -> dg.Asset
     return dg.AssetKey([*prefix, asset_kwargs.get("name") or fn.__name__])
 
 
-def _context(args: tuple[Any, ...]) -> _step.Context | None:
+def _context(args: tuple[Any, ...]) -> step_internals.Context | None:
     """The run's context: Dagster passes it first when the function takes one; otherwise the
     current one. None under direct invocation of a function without a context."""
     if args and isinstance(args[0], (dg.AssetExecutionContext, dg.OpExecutionContext)):

@@ -13,11 +13,11 @@ from functools import lru_cache
 import dataframely as dy
 import polars as pl
 
-from ._constraints import docstring_summary, render
-from ._dataframely import rule_expressions, rule_owner, schema_rule_function
-from ._naming import check_name, guard_check_names, guard_columns
-from ._schemas import SchemaLike, as_dataframely
-from ._severity import Severity, warn_names, warned_rules
+from .constraints import docstring_summary, render
+from .dataframely_internals import rule_expressions, rule_owner, schema_rule_function
+from .naming import check_name, guard_check_names, guard_columns
+from .schemas import SchemaLike, as_dataframely
+from .severity import Severity, warn_names, warned_rules
 
 _MAX_EXPRESSION = 400
 

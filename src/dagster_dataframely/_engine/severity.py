@@ -7,8 +7,8 @@ from typing import Literal, TypeVar
 
 import dataframely as dy
 
-from ._dataframely import collection_filters, rule_expressions, rule_owner
-from .errors import InvalidSeverityError
+from ..errors import InvalidSeverityError
+from .dataframely_internals import collection_filters, rule_expressions, rule_owner
 
 Severity = Literal["error", "warn"]
 S = TypeVar("S", bound=type[dy.Schema] | type[dy.Collection])

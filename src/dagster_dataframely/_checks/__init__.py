@@ -1,0 +1,6 @@
+"""The engine's rules as Dagster sees them: asset keys, check specs, the Columns tab and check
+results.
+
+The only reader of Dagster's private step API is `step_internals`. Imports the engine and
+`errors`; nothing here knows which entry point (gated asset or sidecar) it serves.
+"""

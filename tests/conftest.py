@@ -1,9 +1,10 @@
-"""Shared test fixtures: real storage for real runs, and the one run of the demo."""
+"""Shared test fixtures: real storage for real runs, a defs-folder sandbox for the Component,
+and the one run of the demo."""
 
 from __future__ import annotations
 
 import pickle
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -12,6 +13,7 @@ import dagster as dg
 import duckdb
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
 
@@ -110,3 +112,13 @@ def filesystem(tmp_path: Path) -> Storage:
 @pytest.fixture
 def warehouse(tmp_path: Path) -> Storage:
     return Storage("duckdb", tmp_path)
+
+
+# ----------------------------- the Component: a defs folder ----------------------------- #
+
+
+@pytest.fixture
+def sandbox() -> Iterator[DefsFolderSandbox]:
+    """An empty `defs` folder of a dg project, in a temporary directory."""
+    with create_defs_folder_sandbox() as sandbox:
+        yield sandbox

@@ -1,12 +1,18 @@
 """What a test reads from a finished in-process run: its check evaluations, which checks failed
-with what count and severity, what it materialized, and the error that failed its step."""
+with what count and severity, what it materialized, and the error that failed its step; and a
+`SchemaChecksComponent` scaffolded into a defs-folder sandbox, with the error loading it raised."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import pytest
+from dagster.components.testing import DefsFolderSandbox
+
+import dagster_dataframely as dd
 
 
 def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:
@@ -76,3 +82,33 @@ def failure_text(result: dg.ExecuteInProcessResult) -> str:
 def logs(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> list[str]:
     """The user messages of the run's event log."""
     return [entry.user_message for entry in instance.all_logs(result.run_id)]
+
+
+def scaffold_checks(
+    sandbox: DefsFolderSandbox, attributes: Mapping[str, Any], *, at: str = "quality"
+) -> Path:
+    """A `SchemaChecksComponent` at `defs/<at>/defs.yaml`, as `dg scaffold defs` writes one."""
+    return sandbox.scaffold_component(
+        component_cls=dd.SchemaChecksComponent,
+        defs_path=at,
+        defs_yaml_contents={
+            "type": "dagster_dataframely.SchemaChecksComponent",
+            "attributes": dict(attributes),
+        },
+    )
+
+
+def load_error(sandbox: DefsFolderSandbox, path: Path | None = None) -> BaseException:
+    """What loading the component at `path` (else building the whole project) raised: this
+    package's error, from under Dagster's."""
+    with pytest.raises(Exception) as raised:
+        if path is None:
+            with sandbox.build_component_tree() as tree:
+                tree.build_defs()
+        else:
+            with sandbox.load_component_and_build_defs(defs_path=path):
+                pass
+    error: BaseException = raised.value
+    while not isinstance(error, dd.errors.DagsterDataframelyError) and error.__cause__:
+        error = error.__cause__
+    return error

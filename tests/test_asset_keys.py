@@ -3,15 +3,14 @@ and sidecar steps of their own for keys that differ only in characters a step na
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 import pytest
-from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
-from support import evaluations, failed
+from dagster.components.testing import DefsFolderSandbox
+from support import evaluations, failed, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -99,23 +98,13 @@ def test_a_bad_key_names_the_argument_it_came_from() -> None:
         dd.with_schemas(dg.Definitions(), {"/orders": OrdersSchema})
 
 
-@pytest.fixture
-def sandbox() -> Iterator[DefsFolderSandbox]:
-    with create_defs_folder_sandbox() as sandbox:
-        yield sandbox
-
-
 @pytest.mark.parametrize("key", ["raw/orders", ["raw", "orders"]], ids=["user string", "parts"])
 def test_the_component_reads_a_key_the_same_way(sandbox: DefsFolderSandbox, key: Any) -> None:
-    path = sandbox.scaffold_component(
-        component_cls=dd.SchemaChecksComponent,
-        defs_path="quality",
-        defs_yaml_contents={
-            "type": "dagster_dataframely.SchemaChecksComponent",
-            "attributes": {
-                "assets_outside_defs": True,  # no asset in this project: only specs are read
-                "checks": [{"asset": key, "schema": "dagster_dataframely.data:OrdersSchema"}],
-            },
+    path = scaffold_checks(
+        sandbox,
+        {
+            "assets_outside_defs": True,  # no asset in this project: only specs are read
+            "checks": [{"asset": key, "schema": "dagster_dataframely.data:OrdersSchema"}],
         },
     )
 

@@ -8,9 +8,9 @@ from typing import Any
 import dagster as dg
 import polars as pl
 import pytest
-from dagster.components.testing import create_defs_folder_sandbox
+from dagster.components.testing import DefsFolderSandbox
 from shop import MEMBERS, SHOP_FAILURES, Orders, Shop, shop_frames
-from test_component import _component
+from support import load_error, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -99,13 +99,10 @@ def test_members_partitioned_differently_are_refused_when_defined(tmp_path: Path
 # ------------------------------------- Component ------------------------------------- #
 
 
-def test_the_component_builds_collection_checks_from_yaml(tmp_path: Path) -> None:
-    with create_defs_folder_sandbox() as sandbox:
-        _collection_component_runs(sandbox, tmp_path)
-
-
-def _collection_component_runs(sandbox: Any, tmp_path: Path) -> None:
-    path = _component(
+def test_the_component_builds_collection_checks_from_yaml(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    path = scaffold_checks(
         sandbox,
         {
             "checks": [],
@@ -122,17 +119,11 @@ def _collection_component_runs(sandbox: Any, tmp_path: Path) -> None:
         assert not specs["orders", "dy_filter__order_has_lines"].blocking
 
 
-def test_a_component_entry_with_a_missing_member_names_the_file() -> None:
-    with create_defs_folder_sandbox() as sandbox:
-        path = _component(
-            sandbox, {"checks": [], "collections": [{"collection": "shop:Shop", "members": {}}]}
-        )
-        with (
-            pytest.raises(Exception) as raised,
-            sandbox.load_component_and_build_defs(defs_path=path),
-        ):
-            pass
-    error = raised.value.__cause__
+def test_a_component_entry_with_a_missing_member_names_the_file(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = {"collection": "shop:Shop", "members": {}}
+    error = load_error(sandbox, scaffold_checks(sandbox, {"checks": [], "collections": [entry]}))
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "required members missing: customers, lines, orders" in str(error)

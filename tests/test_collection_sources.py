@@ -13,7 +13,7 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
-from dagster.components.testing import create_defs_folder_sandbox
+from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
 from shop import (
@@ -25,8 +25,7 @@ from shop import (
     shop_collection,
     shop_frames,
 )
-from support import logs, materialized
-from test_component import _component, _load_error
+from support import load_error, logs, materialized, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
@@ -307,7 +306,9 @@ def test_with_schemas_refuses_an_external_member_without_a_source(tmp_path: Path
         )
 
 
-def test_the_component_reads_members_from_yaml_sources(tmp_path: Path) -> None:
+def test_the_component_reads_members_from_yaml_sources(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
     stored = _stored(tmp_path)
     entry = {
         "collection": "shop:Shop",
@@ -317,21 +318,21 @@ def test_the_component_reads_members_from_yaml_sources(tmp_path: Path) -> None:
             "customers": {"kind": "parquet", "path": stored["customers_path"]},
         },
     }
-    with create_defs_folder_sandbox() as sandbox:
-        path = _component(sandbox, {"checks": [], "collections": [entry]})
-        with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
-            merged = dg.Definitions.merge(_external_defs(stored), defs)
-            assert failing_by_member(_checked(merged)) == expected_failures()
+    path = scaffold_checks(sandbox, {"checks": [], "collections": [entry]})
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+        merged = dg.Definitions.merge(_external_defs(stored), defs)
+        assert failing_by_member(_checked(merged)) == expected_failures()
 
 
-def test_a_component_source_for_an_unknown_member_names_the_file() -> None:
+def test_a_component_source_for_an_unknown_member_names_the_file(
+    sandbox: DefsFolderSandbox,
+) -> None:
     entry = {
         "collection": "shop:Shop",
         "members": MEMBERS,
         "sources": {"order": {"kind": "duckdb_table"}},
     }
-    with create_defs_folder_sandbox() as sandbox:
-        error = _load_error(sandbox, _component(sandbox, {"checks": [], "collections": [entry]}))
+    error = load_error(sandbox, scaffold_checks(sandbox, {"checks": [], "collections": [entry]}))
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "sources= names members not in members=: order" in str(error)

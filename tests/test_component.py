@@ -4,20 +4,16 @@ Python modules that declare the assets it checks, as in a `dg` project."""
 from __future__ import annotations
 
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
 import polars as pl
-import pytest
-from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
-from support import evaluations
+from dagster.components.testing import DefsFolderSandbox
+from support import evaluations, load_error, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import defective_orders, storefront_orders
 
-TYPE = "dagster_dataframely.SchemaChecksComponent"
 ORDERS = "dagster_dataframely.data:OrdersSchema"
 #: A module of the defs folder declaring the assets most tests check.
 ASSETS = """\
@@ -41,35 +37,9 @@ archive = dg.AssetSpec("archive")
 """
 
 
-@pytest.fixture
-def sandbox() -> Iterator[DefsFolderSandbox]:
-    with create_defs_folder_sandbox() as sandbox:
-        yield sandbox
-
-
-def _component(
-    sandbox: DefsFolderSandbox, attributes: dict[str, Any], *, at: str = "quality"
-) -> Path:
-    return sandbox.scaffold_component(
-        component_cls=dd.SchemaChecksComponent,
-        defs_path=at,
-        defs_yaml_contents={"type": TYPE, "attributes": attributes},
-    )
-
-
 def _declare(sandbox: DefsFolderSandbox, source: str = ASSETS, *, module: str = "assets") -> None:
     """A Python module of the defs folder, as `dg scaffold defs dagster.asset` makes one."""
     (sandbox.defs_folder_path / f"{module}.py").write_text(textwrap.dedent(source))
-
-
-def _project_error(sandbox: DefsFolderSandbox) -> BaseException:
-    """What building the whole project raised: this package's error, from under Dagster's."""
-    with pytest.raises(Exception) as raised, sandbox.build_component_tree() as tree:
-        tree.build_defs()
-    error: BaseException = raised.value
-    while not isinstance(error, dd.errors.DagsterDataframelyError) and error.__cause__:
-        error = error.__cause__
-    return error
 
 
 def _check_keys(defs: dg.Definitions) -> dict[str, dg.AssetCheckSpec]:
@@ -78,13 +48,6 @@ def _check_keys(defs: dg.Definitions) -> dict[str, dg.AssetCheckSpec]:
         for checks in defs.asset_checks or []
         for spec in checks.check_specs  # type: ignore[union-attr]
     }
-
-
-def _load_error(sandbox: DefsFolderSandbox, path: Path) -> BaseException | None:
-    """What loading the component at `path` raised, from under Dagster's tree error."""
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
-    return raised.value.__cause__
 
 
 def test_scaffolded_component_loads_with_no_checks(sandbox: DefsFolderSandbox) -> None:
@@ -100,7 +63,7 @@ def test_entries_take_shared_settings_unless_they_set_their_own(
     sandbox: DefsFolderSandbox,
 ) -> None:
     _declare(sandbox)
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {
             "check_granularity": "schema",
@@ -126,7 +89,7 @@ def test_component_checks_run_against_the_stored_table(
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:
     _declare(sandbox)
-    _component(
+    scaffold_checks(
         sandbox, {"checks": [{"asset": "orders", "schema": ORDERS, "warn": ["primary_key"]}]}
     )
 
@@ -148,7 +111,7 @@ def test_component_checks_run_against_the_stored_table(
 def test_a_schema_path_that_does_not_import_names_the_file_and_line(
     sandbox: DefsFolderSandbox,
 ) -> None:
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {
             "checks": [
@@ -158,7 +121,7 @@ def test_a_schema_path_that_does_not_import_names_the_file_and_line(
         },
     )
 
-    cause = _load_error(sandbox, path)
+    cause = load_error(sandbox, path)
     message = str(cause)
     assert f"{path / 'defs.yaml'}:" in message
     assert "attributes.checks.1.schema" in message
@@ -167,7 +130,7 @@ def test_a_schema_path_that_does_not_import_names_the_file_and_line(
 
 def test_an_unknown_rule_in_warn_names_the_file_and_the_entry(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox)
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {
             "checks": [
@@ -177,7 +140,7 @@ def test_an_unknown_rule_in_warn_names_the_file_and_the_entry(sandbox: DefsFolde
         },
     )
 
-    cause = _load_error(sandbox, path)
+    cause = load_error(sandbox, path)
     assert isinstance(cause, dd.errors.InvalidSeverityError)
     assert str(cause).startswith(
         f"{path / 'defs.yaml'}: checks[1] (asset archive, schema OrdersSchema): 'amount_max' is "
@@ -187,11 +150,11 @@ def test_an_unknown_rule_in_warn_names_the_file_and_the_entry(sandbox: DefsFolde
 
 def test_a_bad_setting_names_the_file_and_the_entry(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox)
-    path = _component(
+    path = scaffold_checks(
         sandbox, {"checks": [{"asset": "orders", "schema": ORDERS, "max_failure_samples": -1}]}
     )
 
-    cause = _load_error(sandbox, path)
+    cause = load_error(sandbox, path)
     assert isinstance(cause, dd.errors.InvalidSettingError)
     assert "checks[0] (asset orders, schema OrdersSchema)" in str(cause)
 
@@ -203,9 +166,9 @@ def test_an_entry_naming_an_undeclared_asset_fails_with_the_closest_keys(
     sandbox: DefsFolderSandbox,
 ) -> None:
     _declare(sandbox)
-    path = _component(sandbox, {"checks": [{"asset": "order", "schema": ORDERS}]})
+    path = scaffold_checks(sandbox, {"checks": [{"asset": "order", "schema": ORDERS}]})
 
-    error = _project_error(sandbox)
+    error = load_error(sandbox)
 
     assert isinstance(error, dd.errors.UnknownAssetError)
     message = str(error)
@@ -219,9 +182,9 @@ def test_an_entry_naming_an_undeclared_asset_fails_with_the_closest_keys(
 
 def test_a_source_asset_is_refused_as_with_schemas_refuses_it(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox, 'import dagster as dg\n\nledger = dg.SourceAsset("ledger")\n')
-    _component(sandbox, {"checks": [{"asset": "ledger", "schema": ORDERS}]})
+    scaffold_checks(sandbox, {"checks": [{"asset": "ledger", "schema": ORDERS}]})
 
-    error = _project_error(sandbox)
+    error = load_error(sandbox)
 
     assert isinstance(error, dd.errors.UnloadableAssetError)
     assert "checks[0] (asset ledger, schema OrdersSchema): SchemaChecksComponent" in str(error)
@@ -231,7 +194,7 @@ def test_a_source_asset_is_refused_as_with_schemas_refuses_it(sandbox: DefsFolde
 def test_assets_merged_from_python_are_checked_when_the_component_says_so(
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {"assets_outside_defs": True, "checks": [{"asset": "orders", "schema": ORDERS}]},
     )
@@ -284,7 +247,7 @@ def test_checks_take_the_partitions_of_the_asset_and_evaluate_the_runs_partition
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:
     _declare(sandbox, DAILY)
-    _component(sandbox, {"checks": [{"asset": "daily_orders", "schema": ORDERS}]})
+    scaffold_checks(sandbox, {"checks": [{"asset": "daily_orders", "schema": ORDERS}]})
     storage = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
 
     with sandbox.build_component_tree() as tree:
@@ -308,7 +271,7 @@ def test_an_entry_declares_its_partitions_in_yaml(
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:
     regions = {"type": "static", "partition_keys": ["eu", "us"]}
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {
             "assets_outside_defs": True,
@@ -340,7 +303,7 @@ def test_an_entry_declares_its_partitions_in_yaml(
 
 def test_two_entries_checking_one_asset_name_both_entries(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox)
-    path = _component(
+    path = scaffold_checks(
         sandbox,
         {
             "checks": [
@@ -351,7 +314,7 @@ def test_two_entries_checking_one_asset_name_both_entries(sandbox: DefsFolderSan
         },
     )
 
-    error = _project_error(sandbox)
+    error = load_error(sandbox)
 
     assert isinstance(error, dd.errors.DuplicateChecksError)
     file = path / "defs.yaml"
@@ -366,7 +329,7 @@ def test_two_schemas_on_one_asset_clash_on_their_shared_check_names(
     sandbox: DefsFolderSandbox,
 ) -> None:
     _declare(sandbox)
-    _component(
+    scaffold_checks(
         sandbox,
         {
             "checks": [
@@ -376,7 +339,7 @@ def test_two_schemas_on_one_asset_clash_on_their_shared_check_names(
         },
     )
 
-    error = _project_error(sandbox)
+    error = load_error(sandbox)
 
     assert isinstance(error, dd.errors.DuplicateChecksError)
     assert "checks[1] (asset orders, schema DailySales) defines asset checks that" in str(error)
@@ -385,10 +348,14 @@ def test_two_schemas_on_one_asset_clash_on_their_shared_check_names(
 
 def test_two_defs_folders_checking_one_asset_name_both_files(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox)
-    sales = _component(sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]}, at="sales")
-    audit = _component(sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]}, at="audit")
+    sales = scaffold_checks(
+        sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]}, at="sales"
+    )
+    audit = scaffold_checks(
+        sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]}, at="audit"
+    )
 
-    error = _project_error(sandbox)
+    error = load_error(sandbox)
 
     assert isinstance(error, dd.errors.DuplicateChecksError)
     origins = [f"{folder / 'defs.yaml'}: checks[0] (asset orders" for folder in (sales, audit)]

@@ -15,14 +15,14 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
-from dagster.components.testing import create_defs_folder_sandbox
+from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from dagster_duckdb_pandas import DuckDBPandasIOManager
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from defective import DEFECTIVE_COUNTS
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, failed, step_error
+from support import evaluations, failed, load_error, scaffold_checks, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely._checks.results import schema_results
@@ -303,28 +303,23 @@ def test_the_drifts_of_a_pandas_round_trip_are_cast(tmp_path: Path) -> None:
 # -------------------------- where the option is set, and checked -------------------------- #
 
 
-def test_the_component_casts_with_read_dtypes_in_its_yaml(tmp_path: Path) -> None:
+def test_the_component_casts_with_read_dtypes_in_its_yaml(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
     resources = _duckdb_table(tmp_path / "warehouse.duckdb", SHIPMENTS)
     entry = {
         "asset": "shipments",
         "schema": "test_read_dtypes:Shipments",
         "source": {"kind": "duckdb_table"},
     }
-    with create_defs_folder_sandbox() as sandbox:
-        path = sandbox.scaffold_component(
-            component_cls=dd.SchemaChecksComponent,
-            defs_path="quality",
-            defs_yaml_contents={
-                "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {
-                    "read_dtypes": "cast",
-                    "assets_outside_defs": True,  # the table's spec is built in this test
-                    "checks": [entry],
-                },
-            },
-        )
-        with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
-            (checks,) = defs.asset_checks or ()
+    attributes = {
+        "read_dtypes": "cast",
+        "assets_outside_defs": True,  # the table's spec is built in this test
+        "checks": [entry],
+    }
+    path = scaffold_checks(sandbox, attributes)
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+        (checks,) = defs.asset_checks or ()
     result = _run_checks(checks, resources)
 
     assert evaluations(result)[COLUMNS].passed
@@ -343,24 +338,12 @@ def test_a_bad_value_fails_at_definition_time_naming_where_it_came_from(
         dd.with_schemas(dg.Definitions(assets=[_orders(None)]), {"orders": OrdersSchema})
 
 
-def test_a_bad_value_in_the_components_yaml_fails_when_it_loads() -> None:
+def test_a_bad_value_in_the_components_yaml_fails_when_it_loads(
+    sandbox: DefsFolderSandbox,
+) -> None:
     entry = {"asset": "shipments", "schema": "test_read_dtypes:Shipments", "read_dtypes": "casts"}
-    with create_defs_folder_sandbox() as sandbox:
-        path = sandbox.scaffold_component(
-            component_cls=dd.SchemaChecksComponent,
-            defs_path="quality",
-            defs_yaml_contents={
-                "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {"checks": [entry]},
-            },
-        )
-        with (
-            pytest.raises(Exception) as raised,
-            sandbox.load_component_and_build_defs(defs_path=path),
-        ):
-            pass
+    error = load_error(sandbox, scaffold_checks(sandbox, {"checks": [entry]}))
 
-    error = raised.value.__cause__
     assert isinstance(error, InvalidSettingError)
     assert "defs.yaml: checks[0] (asset shipments" in str(error)
     assert "read_dtypes='casts': expected one of 'strict', 'cast'" in str(error)

@@ -13,9 +13,10 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from defective import DEFECTIVE_COUNTS
-from support import evaluations, failed, logs
+from support import evaluations, failed, load_error, logs, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -452,30 +453,16 @@ def test_a_source_for_an_asset_without_a_schema_is_an_error() -> None:
 # --------------------------------------- Component --------------------------------------- #
 
 
-def test_a_component_source_with_a_field_of_another_kind_names_the_file() -> None:
-    from dagster.components.testing import create_defs_folder_sandbox
-
+def test_a_component_source_with_a_field_of_another_kind_names_the_file(
+    sandbox: DefsFolderSandbox,
+) -> None:
     entry = {
         "asset": "orders",
         "schema": "dagster_dataframely.data:OrdersSchema",
         "source": {"kind": "duckdb_table", "path": "orders.parquet"},
     }
-    with create_defs_folder_sandbox() as sandbox:
-        path = sandbox.scaffold_component(
-            component_cls=dd.SchemaChecksComponent,
-            defs_path="quality",
-            defs_yaml_contents={
-                "type": "dagster_dataframely.SchemaChecksComponent",
-                "attributes": {"checks": [entry]},
-            },
-        )
-        with (
-            pytest.raises(Exception) as raised,
-            sandbox.load_component_and_build_defs(defs_path=path),
-        ):
-            pass
+    error = load_error(sandbox, scaffold_checks(sandbox, {"checks": [entry]}))
 
-    error = raised.value.__cause__
     assert isinstance(error, InvalidSourceError)
     assert "defs.yaml: checks[0] (asset orders" in str(error)
     assert "'duckdb_table' takes partition_expr, resource_key, table; it does not take path" in str(

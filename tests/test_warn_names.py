@@ -3,15 +3,14 @@ never the characters of that name."""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import polars as pl
 import pytest
-from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
-from support import evaluations
+from dagster.components.testing import DefsFolderSandbox
+from support import evaluations, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
@@ -85,23 +84,13 @@ def test_with_schemas_takes_one_name() -> None:
     assert not _blocking(checks.check_specs)  # type: ignore[union-attr]
 
 
-@pytest.fixture
-def sandbox() -> Iterator[DefsFolderSandbox]:
-    with create_defs_folder_sandbox() as sandbox:
-        yield sandbox
-
-
 def test_the_component_takes_one_name_from_yaml(sandbox: DefsFolderSandbox) -> None:
     entry = {"asset": "orders", "schema": "dagster_dataframely.data:OrdersSchema"}
-    path = sandbox.scaffold_component(
-        component_cls=dd.SchemaChecksComponent,
-        defs_path="quality",
-        defs_yaml_contents={
-            "type": "dagster_dataframely.SchemaChecksComponent",
-            "attributes": {
-                "assets_outside_defs": True,  # no asset in this project: only specs are read
-                "checks": [{**entry, "warn": "amount|min"}],
-            },
+    path = scaffold_checks(
+        sandbox,
+        {
+            "assets_outside_defs": True,  # no asset in this project: only specs are read
+            "checks": [{**entry, "warn": "amount|min"}],
         },
     )
 

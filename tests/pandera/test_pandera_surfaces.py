@@ -4,7 +4,6 @@ check names its migrated Dataframely schema will have, and with data checks on a
 
 from __future__ import annotations
 
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -12,12 +11,12 @@ import dagster as dg
 import pandera.polars as pa
 import polars as pl
 import pytest
-from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
+from dagster.components.testing import DefsFolderSandbox
 from pandera.api.polars.types import PolarsData
 from pandera.config import ValidationDepth, config_context
 from pandera.errors import SchemaErrors, SchemaWarning
 from pandera_support import load
-from support import failed, logs, materialized, step_error
+from support import failed, logs, materialized, scaffold_checks, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import ValidationAbortError
@@ -242,24 +241,14 @@ def test_with_a_quarantine_error_rows_go_there_and_the_rest_is_written(tmp_path:
 # --------------------------------------- the Component --------------------------------------- #
 
 
-@pytest.fixture
-def sandbox() -> Iterator[DefsFolderSandbox]:
-    with create_defs_folder_sandbox() as sandbox:
-        yield sandbox
-
-
 def test_a_component_entry_can_name_a_pandera_model(
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:
-    path = sandbox.scaffold_component(
-        component_cls=dd.SchemaChecksComponent,
-        defs_path="quality",
-        defs_yaml_contents={
-            "type": "dagster_dataframely.SchemaChecksComponent",
-            "attributes": {
-                "assets_outside_defs": True,  # `payments` is defined here, in Python
-                "checks": [{"asset": "payments", "schema": f"{MODULE}:Payments"}],
-            },
+    path = scaffold_checks(
+        sandbox,
+        {
+            "assets_outside_defs": True,  # `payments` is defined here, in Python
+            "checks": [{"asset": "payments", "schema": f"{MODULE}:Payments"}],
         },
     )
 

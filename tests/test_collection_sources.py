@@ -30,6 +30,7 @@ from support import load_error, logs, materialized, scaffold_checks
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
     CollectionMemberError,
+    ColumnSchemaError,
     InvalidSourceError,
     SourceReadError,
     UnloadableAssetError,
@@ -185,8 +186,10 @@ def test_each_source_reads_the_run_partition(tmp_path: Path) -> None:
     assert rows == {name: frames[member].height for member, name in MEMBERS.items()}
 
 
-def _checked_with(stored: dict[str, Any], sources: dict[str, Any]) -> dg.ExecuteInProcessResult:
-    checks = dd.collection_checks(Shop, members=MEMBERS, sources=sources)
+def _checked_with(
+    stored: dict[str, Any], sources: dict[str, Any], **settings: Any
+) -> dg.ExecuteInProcessResult:
+    checks = dd.collection_checks(Shop, members=MEMBERS, sources=sources, **settings)
     return dg.materialize(
         [*_members(), checks],
         resources=stored["resources"],
@@ -336,6 +339,90 @@ def test_a_component_source_for_an_unknown_member_names_the_file(
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "sources= names members not in members=: order" in str(error)
+
+
+# ------------------------- warehouse dtypes: read_dtypes="cast" ------------------------- #
+
+
+def _drifted(tmp_path: Path, **orders: Any) -> dict[str, Any]:
+    """The shop stored with the orders' ids as DuckDB INTEGER columns (read back as Int32,
+    declared Int64), the `orders` columns replaced as given."""
+    frames = shop_frames()
+    frames["orders"] = (
+        frames["orders"]
+        .with_columns(pl.col("order_id", "customer_id").cast(pl.Int32))
+        .with_columns(**orders)
+    )
+    return _stored(tmp_path, frames)
+
+
+def _cast_columns(result: dg.ExecuteInProcessResult, asset: str) -> dict[str, Any]:
+    (columns,) = [
+        e
+        for e in result.get_asset_check_evaluations()
+        if e.check_name == "dy_schema__columns" and e.asset_key == dg.AssetKey(asset)
+    ]
+    return {"passed": columns.passed, **{k: v.value for k, v in columns.metadata.items()}}
+
+
+def test_read_dtypes_cast_casts_each_member_and_the_filters_count_as_on_declared_dtypes(
+    tmp_path: Path,
+) -> None:
+    stored = _drifted(tmp_path)
+    sources = _sources(stored["customers_path"])
+    strict = _checked_with(stored, sources)
+    cast = _checked_with(stored, sources, read_dtypes="cast")
+
+    name, message = _user_error(strict)
+    assert name == ColumnSchemaError.__name__
+    assert "Member 'orders' (asset orders)" in message and 'read_dtypes="cast"' in message
+    assert failing_by_member(cast) == expected_failures()
+    columns = _cast_columns(cast, "orders")
+    assert columns["passed"] and columns["dy_cast_columns"] == 2
+    assert [r.data["column"] for r in columns["dy_casts"].records] == ["order_id", "customer_id"]
+
+
+def test_a_member_value_the_cast_cannot_convert_stops_the_filters(tmp_path: Path) -> None:
+    customer = pl.Series([1.0, 2.0, 1.5, 9.0, 1.0, None])  # order 3's customer is no integer
+    stored = _drifted(tmp_path, customer_id=customer)
+    result = _checked_with(stored, _sources(stored["customers_path"]), read_dtypes="cast")
+
+    name, message = _user_error(result)
+    assert name == ColumnSchemaError.__name__
+    assert "Member 'orders' (asset orders): read_dtypes=\"cast\" could not cast" in message
+    assert "customer_id" in message and "1.5" in message
+    columns = _cast_columns(result, "orders")
+    assert not columns["passed"] and columns["dy_mismatched_columns"] == 1
+    checked = {e.check_name for e in result.get_asset_check_evaluations()}
+    assert not any(name.startswith("dy_filter__") for name in checked)
+
+
+def test_with_schemas_and_the_component_cast_collection_members(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    stored = _drifted(tmp_path)
+    sources = _sources(stored["customers_path"])
+    defs = dd.with_schemas(
+        _external_defs(stored),
+        {Shop: MEMBERS},
+        source={"orders": sources["orders"], "customers": sources["customers"]},
+        read_dtypes="cast",
+    )
+    entry = {
+        "collection": "shop:Shop",
+        "members": MEMBERS,
+        "read_dtypes": "cast",
+        "sources": {
+            "orders": {"kind": "duckdb_table"},
+            "customers": {"kind": "parquet", "path": stored["customers_path"]},
+        },
+    }
+    path = scaffold_checks(sandbox, {"checks": [], "collections": [entry]})
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, component_defs):
+        from_yaml = _checked(dg.Definitions.merge(_external_defs(stored), component_defs))
+
+    assert failing_by_member(_checked(defs)) == expected_failures()
+    assert failing_by_member(from_yaml) == expected_failures()
 
 
 # ---------------------------------- a real dbt project ---------------------------------- #

@@ -24,7 +24,8 @@ from .._engine.catalogue import Rule
 from .._engine.constraints import docstring_summary
 from .._engine.dataframely_internals import collection_filters
 from .._engine.naming import guard_check_names
-from .._engine.settings import CheckSettings
+from .._engine.read_dtypes import ReadDtypes
+from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names, warned_filters
 from ..errors import (
     CollectionMemberError,
@@ -53,6 +54,7 @@ def collection_checks(
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    read_dtypes: ReadDtypes | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `collection` on the stored tables of existing assets.
 
@@ -77,7 +79,9 @@ def collection_checks(
     mapping beside `members` rather than a richer `members` value so that `members` stays the
     plain member -> asset map that YAML and `dd.with_schemas` write, and a source is added
     or dropped without touching it. The check requires every source's resource keys, and
-    each source reads the run's partition as it does for the sidecar.
+    each source reads the run's partition as it does for the sidecar. `read_dtypes="cast"`
+    casts each member's warehouse dtype drifts on read, as `dd.schema_checks` documents; the
+    filters then run on the cast members.
 
     Example:
         ```python
@@ -100,6 +104,7 @@ def collection_checks(
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
         ),
+        read_dtypes=resolve("read_dtypes", read_dtypes),
     )
     resolved = run.members
     readers = {member.name: as_source(sources.get(member.name)) for member in resolved}
@@ -201,6 +206,7 @@ def collection_run(
     skip_schema_checks: Sequence[str] = (),
     sourced: Sequence[str] = (),
     settings: CheckSettings,
+    read_dtypes: ReadDtypes = "strict",
 ) -> CollectionRun:
     """What the checks of `collection` evaluate; raises the definition-time errors (`sourced`:
     the members `sources=` names)."""
@@ -214,6 +220,7 @@ def collection_run(
         members=_members(collection, members, skip_schema_checks, sourced),
         filters=filter_rules(collection, warn=warn_names(warn)),
         settings=settings,
+        read_dtypes=read_dtypes,
     )
 
 

@@ -13,6 +13,10 @@ does not return. Here the same happens lazily:
    rule); on each member, a filter is then a rule "the row's key is kept", and the
    evaluator counts every filter in one streaming pass and samples the removed rows.
 
+With `read_dtypes="cast"`, each member is cast on read as the sidecar casts a table, in the
+same pass as its rules; the filters then run on the cast members, and a value that does not
+convert stops them as a column mismatch does.
+
 A row is counted once per filter that removes it. A filter that returns a key twice makes
 `Collection.filter` duplicate the member's row (Dataframely's docs warn against it); here
 it stays one row.
@@ -34,6 +38,7 @@ from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
 from .._engine.naming import COLUMN_SCHEMA_CHECK
+from .._engine.read_dtypes import Casts, ReadDtypes
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 
@@ -61,6 +66,7 @@ class CollectionRun:
     members: Sequence[Member]
     filters: Sequence[Rule]
     settings: CheckSettings
+    read_dtypes: ReadDtypes = "strict"
 
 
 def collection_results(
@@ -72,17 +78,24 @@ def collection_results(
 
     Every member's columns are verified first; a mismatch yields the failed column-schema
     results (of members with their own checks) and raises `ColumnSchemaError`: filters
-    cannot run on a member of the wrong shape.
+    cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
+    cannot convert, found while the member's rules are counted.
     """
+    casts = {
+        member.name: Casts.plan(
+            member.schema, frames[member.name].collect_schema(), run.read_dtypes
+        )
+        for member in run.members
+    }
     mismatches: list[ColumnSchemaError] = []
     for member in run.members:
-        result, error = _columns(member, frames[member.name])
-        if member.own_checks and _selected(selected, member, COLUMN_SCHEMA_CHECK):
+        result, error = _columns(member, frames[member.name], casts[member.name], run.read_dtypes)
+        if result and member.own_checks and _selected(selected, member, COLUMN_SCHEMA_CHECK):
             yield result
         if error is not None:
             mismatches.append(error)
     if mismatches:
-        raise mismatches[0] if len(mismatches) == 1 else _combined(mismatches)
+        raise _combined(mismatches)
 
     wanted = [
         (rule, member)
@@ -92,21 +105,41 @@ def collection_results(
     ]
     valid: dict[str, pl.LazyFrame] = {}
     for member in run.members:
+        cast = casts[member.name]
+        reports_casts = bool(cast.casts) and member.own_checks
         catalogue = rules(member.schema)
         planned = [
             check
             for check in plan(catalogue, run.settings, member.schema.__name__)
             if member.own_checks and _selected(selected, member, check.name)
         ]
-        if not planned and not wanted:
+        if not planned and not wanted and not reports_casts:
             continue
-        lf = frames[member.name].select(member.schema.column_names())
-        samples = run.settings.max_failure_samples if planned else 0
+        lf = frames[member.name]
+        samples = run.settings.max_failure_samples if planned or reports_casts else 0
         evaluation = evaluate_schema(
-            member.schema, lf, catalogue, replace(run.settings, max_failure_samples=samples)
+            member.schema,
+            lf,
+            catalogue,
+            replace(run.settings, max_failure_samples=samples),
+            casts=cast,
         )
+        if cast.casts:
+            result, error = cast.result(
+                member.schema, member.key, evaluation, member.schema.primary_key()
+            )
+            if member.own_checks and _selected(selected, member, COLUMN_SCHEMA_CHECK):
+                yield result
+            if error is not None:
+                mismatches.append(_located(member, error))
+                continue
         yield from results(planned, evaluation, asset_key=member.key)
-        valid[member.name] = valid_rows(lf, catalogue, evaluation.failed)
+        columns = member.schema.column_names()
+        valid[member.name] = valid_rows(
+            cast.frame(lf, columns).select(columns), catalogue, evaluation.failed
+        )
+    if mismatches:
+        raise _combined(mismatches)
     if wanted:
         yield from _filter_results(run, valid, wanted)
 
@@ -196,20 +229,29 @@ def _filter_results(
 
 
 def _columns(
-    member: Member, lf: pl.LazyFrame
-) -> tuple[dg.AssetCheckResult, ColumnSchemaError | None]:
-    """The member's column-schema result, and the error its mismatch raises (if any)."""
-    outcome = column_schema_results(member.schema, lf.collect_schema(), member.key)
-    result = next(outcome)
+    member: Member, lf: pl.LazyFrame, casts: Casts, read_dtypes: ReadDtypes
+) -> tuple[dg.AssetCheckResult | None, ColumnSchemaError | None]:
+    """The member's column-schema result, and the error its mismatch raises (if any). None
+    when `casts` cover every mismatch: the result then comes with the member's evaluation."""
+    outcome = column_schema_results(
+        member.schema, lf.collect_schema(), member.key, read_dtypes=read_dtypes, casts=casts
+    )
+    result = next(outcome, None)
     try:
         next(outcome, None)
     except ColumnSchemaError as error:
-        where = f"Member {member.name!r} (asset {member.key.to_user_string()})"
-        return result, ColumnSchemaError(f"{where}: {error}", mismatches=error.mismatches)
+        return result, _located(member, error)
     return result, None
 
 
+def _located(member: Member, error: ColumnSchemaError) -> ColumnSchemaError:
+    where = f"Member {member.name!r} (asset {member.key.to_user_string()})"
+    return ColumnSchemaError(f"{where}: {error}", mismatches=error.mismatches)
+
+
 def _combined(errors: Sequence[ColumnSchemaError]) -> ColumnSchemaError:
+    if len(errors) == 1:
+        return errors[0]
     mismatches: dict[str, Any] = {}
     for error in errors:
         mismatches.update(error.mismatches)

@@ -172,6 +172,7 @@ class CollectionCheck(dg.Resolvable):
     schema_rules: SchemaRules | None = None
     max_failure_samples: int | None = None
     name: str | None = None
+    read_dtypes: Literal["strict", "cast"] | None = None
 
 
 class SchemaChecksScaffolder(dg.Scaffolder):
@@ -278,6 +279,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             "check_granularity": entry.check_granularity or self.check_granularity,
             "schema_rules": entry.schema_rules or self.schema_rules,
             "max_failure_samples": _first(entry.max_failure_samples, self.max_failure_samples),
+            "read_dtypes": entry.read_dtypes or self.read_dtypes,
         }
 
     def _build_collection(
@@ -312,7 +314,6 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 or self.partitions_def
                 or (spec.partitions_def if spec else None),
                 source=entry.source.build() if entry.source else None,
-                read_dtypes=entry.read_dtypes or self.read_dtypes,
             )
             if declared and not spec:
                 declared.refuse(entry.asset)

@@ -54,7 +54,7 @@ def with_schemas(
     `{key: source}`; a collection's members are read the same way, by their asset keys. An
     asset with no IO manager (a dbt model, an external `AssetSpec`) and no source raises
     `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a warehouse round trip
-    on read, as `dd.schema_checks` documents (not yet for collection entries).
+    on read, as `dd.schema_checks` documents, for schema entries and collection members alike.
 
     Example:
         ```python
@@ -93,6 +93,7 @@ def with_schemas(
             check_granularity=check_granularity,
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
+            read_dtypes=read_dtypes,
         )
         collection_checks.append(built)
         by_collection |= set(member_schemas) - set(by_key)

@@ -437,8 +437,8 @@ def test_setup_blocks_define_nothing_to_run():
 
 def test_the_components_defs_yaml_builds_the_checks_its_page_states():
     text = (ROOT / "docs" / "component.md").read_text()
-    (block,) = re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)
-    defs_yaml = yaml.safe_load(block)
+    blocks = [yaml.safe_load(b) for b in re.findall(r"^```yaml\n(.*?)^```", text, re.S | re.M)]
+    (defs_yaml,) = [b for b in blocks if b["type"] == "dagster_dataframely.SchemaChecksComponent"]
 
     with create_defs_folder_sandbox() as sandbox:
         # The assets the entries name, declared in the defs folder as the page says they are.

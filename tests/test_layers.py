@@ -22,6 +22,7 @@ LAYERS: list[set[str]] = [
     {"_checks", "pandera", "io", "data", "testing"},
     {"_gated", "sources"},
     {"_sidecar", "wiring"},
+    {"template_vars"},
     {""},  # the root `__init__`: the public names
 ]
 #: The one import that runs up, lazily: the engine takes a Pandera model wherever it takes a

@@ -49,9 +49,13 @@ Granularity = Literal["rule", "column", "schema"]
 SchemaRules = Literal["collapsed", "per_rule"]
 
 
-def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
-    """The schema a `package.module:Class` reference names."""
+def schema_at(reference: str) -> type[dy.Schema]:
+    """The schema a `package.module:Class` reference names (a Pandera model, translated)."""
     return as_dataframely(_imported("schema", reference))
+
+
+def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
+    return schema_at(reference)
 
 
 def _import_collection(context: dg.ResolutionContext, reference: str) -> type[dy.Collection]:
@@ -198,7 +202,8 @@ _TEMPLATE = textwrap.dedent(
       # Per entry, source: where a table no IO manager stores is read from, e.g.
       # {{kind: duckdb_table, resource_key: duckdb}} for a dbt model (see dd.sources).
       # Each asset must be declared in this defs folder (a module or a component); for assets
-      # merged in from Python outside it, set assets_outside_defs: true.
+      # merged in from Python outside it, set assets_outside_defs: true. The checked assets'
+      # Columns tab comes from a folder above (see dagster_dataframely.template_vars).
       checks: []
       #  - asset: orders
       #    schema: my_project.schemas:Orders

@@ -12,7 +12,8 @@ their folders are entered one child at a time instead.
 `PartitionsField` is the YAML of a partitions definition, as Dagster's own asset attributes
 spell it (`{type: daily, start_date: ...}`).
 
-Dagster exports no type for the tree's declarations (`ComponentDecl`), for a tree made for a
+Dagster exports no type for the tree's declarations (`ComponentDecl`), for the load context
+of a `defs.yaml` whose templates render (`ComponentDeclLoadContext`), for a tree made for a
 standalone component (`dg.build_defs_for_component`), nor for its partitions YAML; they are
 used here only, and pinned by tests/test_component_tree.py.
 """
@@ -26,6 +27,7 @@ from typing import Annotated, Any, TypeAlias
 
 import dagster as dg
 from dagster.components.core.component_tree import TestComponentTree
+from dagster.components.core.context import ComponentDeclLoadContext
 from dagster.components.core.decl import ComponentDecl
 from dagster.components.resolved.core_models import (
     DailyPartitionsDefinitionModel,
@@ -94,7 +96,7 @@ class DeclaredAssets:
         )
 
 
-def in_project(context: dg.ComponentLoadContext) -> bool:
+def in_project(context: ComponentDeclLoadContext) -> bool:
     """Whether the component was loaded from a project's defs folder (`dg`, the CLI,
     `dg.load_from_defs_folder`), not on its own (`dg.build_defs_for_component`)."""
     return not isinstance(context.component_tree, TestComponentTree)
@@ -107,19 +109,20 @@ def other_definitions(context: dg.ComponentLoadContext, checking: type[Any]) -> 
 
 
 def components_of(
-    context: dg.ComponentLoadContext, checking: type[Any]
+    context: ComponentDeclLoadContext, checking: type[Any]
 ) -> Iterator[tuple[Path, Any]]:
-    """The other components of type `checking` in the project, with the file each is declared
-    in (loaded, not built); none for a component loaded on its own."""
+    """The components of type `checking` in the project but the one `context` loads, with the
+    file each is declared in (loaded, not built); none for a component loaded on its own.
+    `context` may also be a `defs.yaml`'s while its templates render."""
     if not in_project(context):
         return
-    own = context.component_decl.loc
+    own = context.component_loc
     for decl in _root(context).iterate_all_component_decls():
         if decl.loc != own and _is(decl, checking):
             yield _file(decl), context.load_structural_component_at_loc(decl.loc)
 
 
-def _root(context: dg.ComponentLoadContext) -> ComponentDecl:
+def _root(context: ComponentDeclLoadContext) -> ComponentDecl:
     return context.component_tree.find_root_decl()
 
 

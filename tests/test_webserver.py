@@ -9,6 +9,7 @@ from typing import Any
 import pytest
 from dagster_dataframely_demo._data import generate
 from dagster_dataframely_demo._webserver import webserver as serve
+from dagster_dataframely_demo.payments_migrated import Payments
 from dagster_dataframely_demo.schema import Orders
 from demo_run import DemoRun
 
@@ -70,7 +71,9 @@ def _latest(check: dict[str, Any]) -> tuple[str, str, dict[str, Any]]:
     return execution["status"], evaluation["severity"], metadata
 
 
-def test_gated_and_sidecar_assets_show_the_schema_in_the_columns_tab(webserver: str) -> None:
+def test_gated_sidecar_and_component_checked_assets_show_the_schema_in_the_columns_tab(
+    webserver: str,
+) -> None:
     nodes = _asset_nodes(webserver)
     orders = _columns_tab(nodes["orders"])
     columns = {column["name"]: column for column in orders["columns"]}
@@ -88,6 +91,10 @@ def test_gated_and_sidecar_assets_show_the_schema_in_the_columns_tab(webserver: 
     customers = {c["name"]: c for c in _columns_tab(nodes["customers"])["columns"]}
     assert customers["customer_email"]["constraints"]["other"][0] == "primary key"
     assert not [e for e in nodes["raw_orders"]["metadataEntries"] if "column" in e["label"]]
+    # Declared in the defs folder and checked by the Component: the folder's YAML fills it.
+    for payments in ("card_payments", "invoice_payments"):
+        names = [column["name"] for column in _columns_tab(nodes[payments])["columns"]]
+        assert names == Payments.column_names()
 
 
 def test_each_rule_is_a_check_with_its_description_and_blocking(webserver: str) -> None:

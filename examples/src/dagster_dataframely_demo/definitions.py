@@ -1,10 +1,11 @@
 """The demo code location: a storefront's pipeline with every way to put a schema on a table.
 
-- `products` and `customers` are ordinary assets stored in an embedded DuckDB file, and
-  `card_payments` and `invoice_payments` ordinary assets stored as parquet; `dd.with_schemas`
-  (the first two) and the `dd.SchemaChecksComponent` of `defs/payments/defs.yaml` (the
-  payments, one on a Pandera model, one on its migrated twin) give them a Columns tab and
-  checks that read the stored table back. The asset functions are untouched.
+- `products` and `customers` are ordinary assets stored in an embedded DuckDB file;
+  `dd.with_schemas` gives them a Columns tab and checks that read the stored table back. The
+  asset functions are untouched. The payments tables, `card_payments` and
+  `invoice_payments` (stored as parquet), are declared in the defs folder, `defs/payments/`,
+  and get both from YAML alone: checks from a `dd.SchemaChecksComponent` (one on a Pandera
+  model, one on its migrated twin), the Columns tab from the folder's `post_processing`.
 - `customers` has two rows breaking an `"error"` rule, so its blocking check fails and
   `customer_segments`, downstream of it, is not materialized in that run.
 - `raw_orders` is the large table, stored as parquet by `dd.ParquetIOManager`. `orders` is a
@@ -80,18 +81,6 @@ def daily_sales(context: dg.AssetExecutionContext, orders: pl.LazyFrame) -> pl.L
     )
 
 
-@dg.asset(io_manager_key=LAKE, group_name="payments")
-def card_payments() -> pl.DataFrame:
-    """Payments taken by card or PayPal."""
-    return generate().payments.filter(pl.col("method") != "invoice")
-
-
-@dg.asset(io_manager_key=LAKE, group_name="payments")
-def invoice_payments() -> pl.DataFrame:
-    """Payments of invoices."""
-    return generate().payments.filter(pl.col("method") == "invoice")
-
-
 defs = dg.Definitions.merge(
     dd.with_schemas(
         dg.Definitions(
@@ -102,8 +91,6 @@ defs = dg.Definitions.merge(
                 raw_orders,
                 orders,
                 daily_sales,
-                card_payments,
-                invoice_payments,
             ],
             # Each step in its own process, forked from one that has imported this module. Named
             # explicitly: without `preload_modules`, Dagster 1.13 preloads nothing of it, and each

@@ -1,2 +1,3 @@
-"""Definitions declared in YAML: `dg.load_defs` turns each `defs.yaml` below into Dagster
-definitions (here, the payments tables' `dd.SchemaChecksComponent`)."""
+"""Definitions declared in the defs folder: `dg.load_defs` loads each module and `defs.yaml`
+below (here, the payments tables, their `dd.SchemaChecksComponent`, and the folder that gives
+them their Columns tab)."""

@@ -2,7 +2,6 @@
 
 import dagster as dg
 import polars as pl
-
 from dagster_dataframely_demo._data import generate
 
 LAKE = "lake"  # the parquet IO manager's key, bound in definitions.py

@@ -8,7 +8,7 @@ afterwards), then measures, each in its own subprocess with the same imports:
 - duckdb source: `check_results` on `DuckDBTableSource`'s streamed scan (Arrow batches);
 - duckdb eager: the table read whole as dagster-duckdb-polars loads it
   (`connection.sql(...).pl()`), then `Schema.filter(cast=False)` + `failure.counts()`;
-- delta source: `check_results` on `pl.scan_delta` (`DeltaSource`);
+- delta source: `check_results` on `DeltaSource`'s scan (deltalake's engine, in batches);
 - delta eager: `pl.read_delta` + `Schema.filter`.
 
 Targets (issue 9): peak memory <= 0.3x of the eager path, time <= 1x.
@@ -96,7 +96,8 @@ def measure(method: str, path: str) -> dict[str, float]:
                 ):
                     results = list(dd.wiring.check_results(checked, scan, asset_key=key))
             else:
-                results = list(dd.wiring.check_results(checked, pl.scan_delta(path), asset_key=key))
+                scan = dd.sources.DeltaSource(path).scan()
+                results = list(dd.wiring.check_results(checked, scan, asset_key=key))
             failed = sum(
                 int(r.metadata["dy_failed_count"].value)
                 for r in results

@@ -1,8 +1,10 @@
 """Checks on an asset stored by dagster-deltalake-polars' `DeltaLakePolarsIOManager`, read
 through the asset's IO manager (the default source) and through `DeltaSource` on the table it
-wrote, whole and by the IO manager's partition column, in real runs."""
+wrote, whole and by the IO manager's partition column, in real runs; and what `DeltaSource`
+reads that polars' own Delta scan does not."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import shutil
 from pathlib import Path
 
 import dagster as dg
@@ -11,6 +13,7 @@ import polars as pl
 from dagster_deltalake import LocalConfig
 from dagster_deltalake_polars import DeltaLakePolarsIOManager
 from defective import DEFECTIVE_COUNTS
+from deltalake import write_deltalake
 from support import failed, logs
 
 import dagster_dataframely as dd
@@ -124,3 +127,68 @@ def test_delta_source_reads_only_the_run_partition(tmp_path: Path) -> None:
     assert _counts(runs["2024-01-01"]) == {}
     assert _counts(runs["2024-01-02"]) == EXPECTED
     assert _counts(runs["2024-01-03"]) == {}
+
+
+def test_delta_source_reads_only_the_files_of_the_run_partition(tmp_path: Path) -> None:
+    source = dd.sources.DeltaSource(_table(tmp_path), partition_expr="day")
+    checks = dd.schema_checks(DeltaOrders, asset="orders", partitions_def=DAYS, source=source)
+    for day in ("2024-01-01", "2024-01-02"):
+        dg.materialize([daily_orders], resources=_lake(tmp_path), partition_key=day)
+    # Another day's files gone: a read that did not prune them would fail.
+    (other,) = Path(_table(tmp_path)).glob("day=2024-01-01")
+    shutil.rmtree(other)
+
+    result = dg.materialize(
+        [daily_orders, checks],
+        resources=_lake(tmp_path),
+        partition_key="2024-01-02",
+        raise_on_error=False,
+    )
+
+    assert _counts(result) == EXPECTED
+
+
+def test_delta_source_reads_a_column_mapped_table(tmp_path: Path) -> None:
+    # Column mapping (Spark's and Databricks' renames and drops): `pl.scan_delta` refuses it.
+    path = str(tmp_path / "mapped")
+    write_deltalake(
+        path,
+        _as_delta(defective_orders()).to_arrow(),
+        configuration={
+            "delta.columnMapping.mode": "name",
+            "delta.minReaderVersion": "2",
+            "delta.minWriterVersion": "5",
+        },
+    )
+    checks = dd.schema_checks(DeltaOrders, asset="orders", source=dd.sources.DeltaSource(path))
+
+    result = dg.materialize(
+        [dg.AssetSpec("orders"), checks],
+        selection=dg.AssetSelection.checks_for_assets("orders"),
+        raise_on_error=False,
+    )
+
+    assert _counts(result) == EXPECTED
+
+
+def test_a_missing_data_file_fails_naming_the_asset_and_the_table(tmp_path: Path) -> None:
+    dg.materialize([orders], resources=_lake(tmp_path))
+    for file in Path(_table(tmp_path)).glob("*.parquet"):
+        file.unlink()
+    source = dd.sources.DeltaSource(_table(tmp_path))
+    checks = dd.schema_checks(DeltaOrders, asset="orders", source=source)
+
+    result = dg.materialize(
+        [orders, checks],
+        resources=_lake(tmp_path),
+        selection=dg.AssetSelection.checks_for_assets("orders"),
+        raise_on_error=False,
+    )
+
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert error.cause.cls_name == "SourceReadError"
+    assert f"Could not read asset orders from Delta table '{_table(tmp_path)}'" in (
+        error.cause.message
+    )

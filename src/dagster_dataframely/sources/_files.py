@@ -11,7 +11,8 @@ import dagster as dg
 import polars as pl
 
 from ._base import Source
-from ._partitions import require_expr, run_partition
+from ._delta import scan_delta_batches
+from ._partitions import Partition, require_expr, run_partition
 
 
 @dataclass(frozen=True)
@@ -25,7 +26,8 @@ class _ScannedSource(Source):
     def describe(self) -> str:
         return f"{self.kind} '{self.path}'"
 
-    def scan(self) -> pl.LazyFrame:
+    def scan(self, partition: Partition | None = None) -> pl.LazyFrame:
+        """The table; `partition`, the run's, may prune what is read (`open` filters it)."""
         raise NotImplementedError
 
     @contextmanager
@@ -34,7 +36,7 @@ class _ScannedSource(Source):
     ) -> Iterator[pl.LazyFrame]:
         partition = run_partition(context)
         require_expr(partition, self.partition_expr, self.describe())
-        frame = self.scan()
+        frame = self.scan(partition)
         if partition is not None and self.partition_expr is not None:
             dtype = frame.collect_schema()[self.partition_expr]
             frame = frame.filter(partition.polars(self.partition_expr, dtype))
@@ -55,17 +57,25 @@ class ParquetSource(_ScannedSource):
 
     kind = "parquet"
 
-    def scan(self) -> pl.LazyFrame:
+    def scan(self, partition: Partition | None = None) -> pl.LazyFrame:
         return pl.scan_parquet(self.path, storage_options=self._options())
 
 
 @dataclass(frozen=True)
 class DeltaSource(_ScannedSource):
     """The Delta table at `path` (local or object storage with `storage_options`), read with
-    `pl.scan_delta` (needs the `deltalake` package). `partition_expr` is the column holding the
-    run's partition; a Delta partition column prunes files."""
+    deltalake's own engine in batches of 32,768 rows (needs the `deltalake` package), so memory
+    does not grow with the table. `partition_expr` is the column holding the run's partition;
+    a Delta partition column prunes files."""
 
     kind = "Delta table"
 
-    def scan(self) -> pl.LazyFrame:
-        return pl.scan_delta(self.path, storage_options=self._options())
+    def scan(self, partition: Partition | None = None) -> pl.LazyFrame:
+        column = self.partition_expr
+        return scan_delta_batches(
+            self.path,
+            self._options(),
+            where=None
+            if partition is None or column is None
+            else lambda schema: partition.datafusion(column, schema[column]),
+        )

@@ -1,4 +1,5 @@
-"""The run's partition as a row filter on a `partition_expr` column (SQL or polars).
+"""The run's partition as a row filter on a `partition_expr` column (DuckDB SQL, polars, or
+DataFusion SQL to prune a Delta table's files).
 
 A time-window partition (or a range of them) selects `start <= expr < end`; other partitions
 select `expr IN (keys)`. This is how Dagster's database IO managers read a partition.
@@ -32,8 +33,28 @@ class Partition:
         if self.window is not None:
             start, end = (_sql_timestamp(bound) for bound in self.window)
             return f"({expr}) >= {start} AND ({expr}) < {end}"
-        keys = ", ".join("'" + key.replace("'", "''") + "'" for key in self.keys)
+        keys = ", ".join(_sql_string(key) for key in self.keys)
         return f"CAST(({expr}) AS VARCHAR) IN ({keys})"
+
+    def datafusion(self, column: str, dtype: pl.DataType) -> str | None:
+        """A DataFusion SQL predicate on `column` of `dtype` that selects what `polars` does,
+        for pruning a Delta table's files; None where none is sure to (`polars` still filters
+        the rows). Literals are strings DataFusion casts to the column's type."""
+        name = '"' + column.replace('"', '""') + '"'
+        if dtype == pl.String:  # keys, as `polars` matches them on a string column
+            return f"{name} IN ({', '.join(_sql_string(key) for key in self.keys)})"
+        if self.window is None:
+            return None
+        if dtype == pl.Date:
+            bounds = [bound.date().isoformat() for bound in self.window]
+        elif isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
+            bounds = [bound.replace(tzinfo=None).isoformat() for bound in self.window]
+        elif isinstance(dtype, pl.Datetime) and all(b.tzinfo for b in self.window):
+            bounds = [bound.isoformat() for bound in self.window]
+        else:
+            return None
+        start, end = (_sql_string(bound) for bound in bounds)
+        return f"{name} >= {start} AND {name} < {end}"
 
     def polars(self, column: str, dtype: pl.DataType) -> pl.Expr:
         """A polars predicate on `column` of `dtype`."""
@@ -76,6 +97,10 @@ def _bound(value: datetime, dtype: pl.DataType) -> pl.Expr:
             return bound.dt.replace_time_zone(None) if value.tzinfo else bound
         return bound.dt.convert_time_zone(dtype.time_zone)
     return pl.lit(value)
+
+
+def _sql_string(value: str) -> str:
+    return "'" + value.replace("'", "''") + "'"
 
 
 def _sql_timestamp(value: datetime) -> str:

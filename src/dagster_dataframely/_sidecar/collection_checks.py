@@ -29,6 +29,7 @@ from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names, warned_filters
 from ..errors import (
     CollectionMemberError,
+    ColumnSchemaError,
     MemberPartitionsError,
     SourceReadError,
     UnsupportedSchemaError,
@@ -36,6 +37,7 @@ from ..errors import (
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._loading import READ_ERRORS
 from .collection_evaluate import CollectionRun, Member, collection_results
+from .schema_checks import not_evaluated
 
 #: Prefix of a collection filter's check name: `dy_filter__<filter>`.
 FILTER_CHECK_PREFIX = "dy_filter__"
@@ -125,8 +127,22 @@ def collection_checks(
                 member.name: _opened(stack, context, member, readers[member.name])
                 for member in resolved
             }
-            with _reading_members(collection, resolved, readers):
-                yield from collection_results(run, frames, set(context.selected_asset_check_keys))
+            selected = set(context.selected_asset_check_keys)
+            reported: set[tuple[dg.AssetKey | None, str | None]] = set()
+            try:
+                with _reading_members(collection, resolved, readers):
+                    for result in collection_results(run, frames, selected):
+                        reported.add((result.asset_key, result.check_name))
+                        yield result
+            except ColumnSchemaError as error:
+                # A member of the wrong shape stops every check not yet reported: say so.
+                consequence = f"no check of collection {collection.__name__} is reported"
+                for key in sorted(selected, key=lambda k: k.to_user_string()):
+                    if (key.asset_key, key.name) not in reported:
+                        yield from not_evaluated(
+                            key.asset_key, [key.name], error, consequence=consequence
+                        )
+                raise
 
     return _checks
 

@@ -131,7 +131,11 @@ def schema_checks(
 
 
 def not_evaluated(
-    asset_key: dg.AssetKey, checks: Sequence[str], error: ColumnSchemaError
+    asset_key: dg.AssetKey,
+    checks: Sequence[str],
+    error: ColumnSchemaError,
+    *,
+    consequence: str = "no rule is reported on this table",
 ) -> Iterator[dg.AssetCheckResult]:
     """Results saying `checks` were not evaluated because the column schema did not match:
     `WARN`, `dy_evaluated: false` and the reason, so they do not read as failed rules (the
@@ -139,8 +143,7 @@ def not_evaluated(
     columns = ", ".join(list(error.mismatches)[:10])
     reason = (
         f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
-        f"missing, of another dtype or with values not cast: {columns}), so no rule is "
-        "reported on this table."
+        f"missing, of another dtype or with values not cast: {columns}), so {consequence}."
     )
     for name in checks:
         yield dg.AssetCheckResult(

@@ -29,7 +29,6 @@ from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names, warned_filters
 from ..errors import (
     CollectionMemberError,
-    ColumnSchemaError,
     MemberPartitionsError,
     SourceReadError,
     UnsupportedSchemaError,
@@ -37,7 +36,7 @@ from ..errors import (
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._loading import READ_ERRORS
 from .collection_evaluate import CollectionRun, Member, collection_results
-from .schema_checks import not_evaluated
+from .schema_checks import with_not_evaluated
 
 #: Prefix of a collection filter's check name: `dy_filter__<filter>`.
 FILTER_CHECK_PREFIX = "dy_filter__"
@@ -128,21 +127,13 @@ def collection_checks(
                 for member in resolved
             }
             selected = set(context.selected_asset_check_keys)
-            reported: set[tuple[dg.AssetKey | None, str | None]] = set()
-            try:
-                with _reading_members(collection, resolved, readers):
-                    for result in collection_results(run, frames, selected):
-                        reported.add((result.asset_key, result.check_name))
-                        yield result
-            except ColumnSchemaError as error:
-                # A member of the wrong shape stops every check not yet reported: say so.
-                consequence = f"no check of collection {collection.__name__} is reported"
-                for key in sorted(selected, key=lambda k: k.to_user_string()):
-                    if (key.asset_key, key.name) not in reported:
-                        yield from not_evaluated(
-                            key.asset_key, [key.name], error, consequence=consequence
-                        )
-                raise
+            with _reading_members(collection, resolved, readers):
+                # A member of the wrong shape stops every check not yet reported: they say so.
+                yield from with_not_evaluated(
+                    collection_results(run, frames, selected),
+                    selected,
+                    consequence=f"no check of collection {collection.__name__} is reported",
+                )
 
     return _checks
 

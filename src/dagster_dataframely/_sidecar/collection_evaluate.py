@@ -81,16 +81,19 @@ def collection_results(
     cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
     cannot convert, found while the member's rules are counted.
     """
+    actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
-        member.name: Casts.plan(
-            member.schema, frames[member.name].collect_schema(), run.read_dtypes
-        )
+        member.name: Casts.plan(member.schema, actual[member.name], run.read_dtypes)
         for member in run.members
     }
     mismatches: list[ColumnSchemaError] = []
     for member in run.members:
-        result, error = _columns(member, frames[member.name], casts[member.name], run.read_dtypes)
-        if result and member.own_checks and _selected(selected, member, COLUMN_SCHEMA_CHECK):
+        result, error = _columns(member, actual[member.name], casts[member.name], run.read_dtypes)
+        if (
+            result is not None
+            and member.own_checks
+            and _selected(selected, member, COLUMN_SCHEMA_CHECK)
+        ):
             yield result
         if error is not None:
             mismatches.append(error)
@@ -229,12 +232,13 @@ def _filter_results(
 
 
 def _columns(
-    member: Member, lf: pl.LazyFrame, casts: Casts, read_dtypes: ReadDtypes
+    member: Member, actual: Mapping[str, pl.DataType], casts: Casts, read_dtypes: ReadDtypes
 ) -> tuple[dg.AssetCheckResult | None, ColumnSchemaError | None]:
-    """The member's column-schema result, and the error its mismatch raises (if any). None
-    when `casts` cover every mismatch: the result then comes with the member's evaluation."""
+    """The member's column-schema result (from `actual`, its columns as read), and the error
+    its mismatch raises (if any). None when `casts` cover every mismatch: the result then
+    comes with the member's evaluation."""
     outcome = column_schema_results(
-        member.schema, lf.collect_schema(), member.key, read_dtypes=read_dtypes, casts=casts
+        member.schema, actual, member.key, read_dtypes=read_dtypes, casts=casts
     )
     result = next(outcome, None)
     try:

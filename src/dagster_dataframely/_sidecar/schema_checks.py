@@ -11,7 +11,7 @@ here, so the names Dagster matches always agree.
 import hashlib
 import json
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import dagster as dg
 
@@ -103,57 +103,62 @@ def schema_checks(
         description=f"Rules of {dy_schema.__name__} on the stored {key.to_user_string()} table.",
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
-        selected = {k.name for k in context.selected_asset_check_keys if k.asset_key == key}
+        selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
+        names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
-        try:
-            with reading(key, reader), reader.open(context, key) as frame:
-                for result in schema_results(
-                    dy_schema,
-                    as_lazy(frame, asset=key.to_user_string()),
-                    key,
-                    settings,
-                    warn=warn,
-                    checks=selected,
-                    read_dtypes=read,
-                ):
-                    # The column-schema check always runs (it reads only the frame's schema),
-                    # but Dagster accepts results only for the checks the run selected.
-                    if result.check_name in selected:
-                        reported.append(result)
-                        yield result
-        except ColumnSchemaError as error:
-            done = {result.check_name for result in reported}
-            yield from not_evaluated(key, sorted(selected - done), error)
-            raise
+        with reading(key, reader), reader.open(context, key) as frame:
+            outcome = schema_results(
+                dy_schema,
+                as_lazy(frame, asset=key.to_user_string()),
+                key,
+                settings,
+                warn=warn,
+                checks=names,
+                read_dtypes=read,
+            )
+            # The column-schema check always runs (it reads only the frame's schema), but
+            # Dagster accepts results only for the checks the run selected.
+            ours = (result for result in outcome if result.check_name in names)
+            for result in with_not_evaluated(ours, selected):
+                reported.append(result)
+                yield result
         _warn_if_empty(context, key, reader, reported)
 
     return _checks
 
 
-def not_evaluated(
-    asset_key: dg.AssetKey,
-    checks: Sequence[str],
-    error: ColumnSchemaError,
+def with_not_evaluated(
+    results: Iterable[dg.AssetCheckResult],
+    selected: Collection[dg.AssetCheckKey],
     *,
     consequence: str = "no rule is reported on this table",
 ) -> Iterator[dg.AssetCheckResult]:
-    """Results saying `checks` were not evaluated because the column schema did not match:
-    `WARN`, `dy_evaluated: false` and the reason, so they do not read as failed rules (the
-    failing, blocking `dy_schema__columns` is what stops the run)."""
-    columns = ", ".join(list(error.mismatches)[:10])
-    reason = (
-        f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
-        f"missing, of another dtype or with values not cast: {columns}), so {consequence}."
-    )
-    for name in checks:
-        yield dg.AssetCheckResult(
-            check_name=name,
-            asset_key=asset_key,
-            passed=False,
-            severity=dg.AssetCheckSeverity.WARN,
-            description=reason,
-            metadata={"dy_evaluated": False, "dy_not_evaluated": reason},
+    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), then a result for
+    each check of `selected` not reported yet, saying it was not evaluated: `WARN`,
+    `dy_evaluated: false` and the reason, so it does not read as a failed rule (the failing,
+    blocking `dy_schema__columns` is what stops the run), and the error again."""
+    reported: set[tuple[dg.AssetKey | None, str | None]] = set()
+    try:
+        for result in results:
+            reported.add((result.asset_key, result.check_name))
+            yield result
+    except ColumnSchemaError as error:
+        columns = ", ".join(list(error.mismatches)[:10])
+        reason = (
+            f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
+            f"missing, of another dtype or with values not cast: {columns}), so {consequence}."
         )
+        for key in sorted(selected, key=lambda k: k.to_user_string()):
+            if (key.asset_key, key.name) not in reported:
+                yield dg.AssetCheckResult(
+                    check_name=key.name,
+                    asset_key=key.asset_key,
+                    passed=False,
+                    severity=dg.AssetCheckSeverity.WARN,
+                    description=reason,
+                    metadata={"dy_evaluated": False, "dy_not_evaluated": reason},
+                )
+        raise
 
 
 def _warn_if_empty(

@@ -293,7 +293,7 @@ def test_with_schemas_reads_members_from_source_by_asset_key(tmp_path: Path) -> 
     defs = dd.with_schemas(
         _external_defs(stored),
         {Shop: MEMBERS},
-        source={"orders": sources["orders"], "customers": sources["customers"]},
+        source=sources,  # by asset key: the members are stored under their own names
     )
 
     assert failing_by_member(_checked(defs)) == expected_failures()
@@ -415,7 +415,7 @@ def test_with_schemas_and_the_component_cast_collection_members(
     defs = dd.with_schemas(
         _external_defs(stored),
         {Shop: MEMBERS},
-        source={"orders": sources["orders"], "customers": sources["customers"]},
+        source=sources,  # by asset key: the members are stored under their own names
         read_dtypes="cast",
     )
     entry = {

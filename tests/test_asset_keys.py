@@ -1,8 +1,15 @@
-"""One reading of an asset key at every entry point (`"raw/orders"` is `["raw", "orders"]`),
-and sidecar steps of their own for keys that differ only in characters a step name drops."""
+"""One reading of an asset key at every entry point (`"raw/orders"` is `["raw", "orders"]`,
+an asset's definition is its key), a sidecar on a key nothing declares refused with the
+closest declared keys, and sidecar steps of their own for keys that differ only in characters
+a step name drops."""
 
 from __future__ import annotations
 
+import os
+import re
+import subprocess
+import sys
+import textwrap
 from pathlib import Path
 from typing import Any
 
@@ -30,8 +37,15 @@ def _stored(key: list[str], frame: pl.DataFrame) -> dg.AssetsDefinition:
 
 
 def _run(assets: list[Any], tmp_path: Path) -> dg.ExecuteInProcessResult:
+    return _run_selected(assets, tmp_path, None)
+
+
+def _run_selected(
+    assets: list[Any], tmp_path: Path, selection: dg.AssetSelection | None
+) -> dg.ExecuteInProcessResult:
     return dg.materialize(
         assets,
+        selection=selection,
         resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
         raise_on_error=False,
     )
@@ -78,7 +92,7 @@ def test_schema_checks_with_a_user_string_runs_against_the_prefixed_asset(tmp_pa
 @pytest.mark.parametrize(
     ("value", "message"),
     [
-        (3, r"asset=3 is not an asset key\. Pass a dg\.AssetKey, its user string"),
+        (3, r"asset=3 is not an asset key\. Pass the asset's definition .*, a dg\.AssetKey"),
         (["raw", 3], r"asset=\['raw', 3\] is not an asset key"),
         ("raw//orders", r"asset='raw//orders' has an empty key part"),
         ("", r"asset='' has an empty key part"),
@@ -111,6 +125,170 @@ def test_the_component_reads_a_key_the_same_way(sandbox: DefsFolderSandbox, key:
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
         (checks,) = defs.asset_checks or []
         assert {spec.asset_key for spec in checks.check_specs} == {RAW_ORDERS}  # type: ignore[union-attr]
+
+
+# ----------------------------------- declared keys ----------------------------------- #
+
+CHECKS_ONLY = dg.AssetSelection.all_asset_checks()
+
+
+def _read_orders(_context: dg.AssetCheckExecutionContext) -> pl.DataFrame:
+    """A source that reads whatever key it is asked for: the checks of a typo would pass."""
+    return storefront_orders()
+
+
+def test_a_sidecar_on_a_misspelled_key_fails_its_run_with_the_closest_keys(
+    tmp_path: Path,
+) -> None:
+    checks = dd.schema_checks(OrdersSchema, asset="raw/order", source=_read_orders)
+    assets = [_stored(["raw", "orders"], defective_orders()), checks]
+
+    result = _run_selected(assets, tmp_path, CHECKS_ONLY)
+
+    assert not result.success
+    assert result.get_asset_check_evaluations() == []
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert error.cause.cls_name == "UnknownAssetError"
+    assert "dd.schema_checks(asset='raw/order')" in error.cause.message
+    assert "Closest declared keys: raw/orders." in error.cause.message
+    assert "pass the asset's definition itself" in error.cause.message
+
+
+@pytest.mark.parametrize("spelling", ["definition", "user string", "AssetKey", "parts"])
+def test_every_spelling_of_a_declared_key_runs_its_checks(spelling: str, tmp_path: Path) -> None:
+    stored = _stored(["raw", "orders"], defective_orders())
+    asset = {
+        "definition": stored,
+        "user string": "raw/orders",
+        "AssetKey": RAW_ORDERS,
+        "parts": ["raw", "orders"],
+    }[spelling]
+    checks = dd.schema_checks(OrdersSchema, asset=asset)
+
+    result = _run([stored, checks], tmp_path)
+
+    assert failed(result)["dy_rule__primary_key"] == (2, dg.AssetCheckSeverity.ERROR)
+    assert {e.asset_key for e in result.get_asset_check_evaluations()} == {RAW_ORDERS}
+
+
+def test_an_external_asset_spec_is_declared_and_checked(tmp_path: Path) -> None:
+    """A table another tool makes (dbt, a warehouse job), declared as a `dg.AssetSpec`."""
+    orders, refunds = dg.AssetSpec(["warehouse", "orders"]), dg.AssetSpec("refunds")
+    by_spec = dd.schema_checks(OrdersSchema, asset=orders, source=_read_orders)
+    by_key = dd.schema_checks(OrdersSchema, asset="refunds", source=_read_orders)
+
+    result = _run_selected([orders, refunds, by_spec, by_key], tmp_path, CHECKS_ONLY)
+
+    assert result.get_step_failure_events() == []
+    evaluated = result.get_asset_check_evaluations()
+    assert len(evaluated) == 2 * len(_names())
+    assert {e.asset_key.to_user_string() for e in evaluated} == {"warehouse/orders", "refunds"}
+
+
+def test_the_checks_of_a_partitioned_definition_take_its_partitions() -> None:
+    daily = dg.DailyPartitionsDefinition(start_date="2024-01-01")
+
+    @dg.asset(partitions_def=daily)
+    def orders() -> pl.DataFrame:
+        return storefront_orders()
+
+    checks = dd.schema_checks(OrdersSchema, asset=orders)
+
+    assert {spec.partitions_def for spec in checks.check_specs} == {daily}
+    dg.Definitions.validate_loadable(dg.Definitions(assets=[orders], asset_checks=[checks]))
+
+
+def test_a_multi_asset_definition_is_refused_with_its_keys() -> None:
+    @dg.multi_asset(specs=[dg.AssetSpec("orders"), dg.AssetSpec("refunds")])
+    def shop():  # type: ignore[no-untyped-def]  # Dagster reads a `-> None` as one output
+        ...
+
+    with pytest.raises(InvalidAssetKeyError) as refused:
+        dd.schema_checks(OrdersSchema, asset=shop)
+
+    message = str(refused.value)
+    assert "asset=shop is a multi-asset of 2 assets (orders, refunds)" in message
+    assert "asset='orders'" in message
+    dd.schema_checks(OrdersSchema, asset=shop.specs_by_key[dg.AssetKey("orders")])
+
+
+CODE_LOCATION = """\
+import dagster as dg
+import polars as pl
+
+import dagster_dataframely as dd
+from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
+
+
+@dg.asset(key_prefix="raw")
+def orders() -> pl.DataFrame:
+    return defective_orders()
+
+
+@dg.asset(key_prefix="raw")
+def returns() -> pl.DataFrame:
+    return defective_orders()
+
+
+external = dg.AssetSpec("payments")
+
+
+def read_orders(context):
+    return storefront_orders()
+
+
+defs = dg.Definitions(
+    assets=[orders, returns, external],
+    asset_checks=[
+        dd.schema_checks(OrdersSchema, asset=orders),
+        dd.schema_checks(OrdersSchema, asset="raw/returns"),
+        dd.schema_checks(OrdersSchema, asset=external, source=read_orders),
+        dd.schema_checks(OrdersSchema, asset={typo!r}, source=read_orders),
+    ],
+    jobs=[
+        dg.define_asset_job(
+            "quality", selection=dg.AssetSelection.checks_for_assets("payments", {typo!r})
+        )
+    ],
+    resources={{"io_manager": dd.ParquetIOManager(base_dir={warehouse!r})}},
+)
+"""
+
+
+def _dagster(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    home = tmp_path / "home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
+    dagster = Path(sys.executable).parent / "dagster"
+    return subprocess.run(
+        [str(dagster), *args], env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300
+    )
+
+
+def test_a_code_location_refuses_the_misspelled_key_and_keeps_the_declared_ones(
+    tmp_path: Path,
+) -> None:
+    """Through the `dagster` CLI: the location loads (Dagster shows a library's check nothing
+    of the Definitions at load), and a run of the checks fails on the typo alone, while the
+    checks of the external `AssetSpec` in the same run pass."""
+    location = tmp_path / "location.py"
+    location.write_text(
+        textwrap.dedent(CODE_LOCATION).format(typo="payment", warehouse=str(tmp_path / "w"))
+    )
+
+    validated = _dagster(tmp_path, "definitions", "validate", "-f", str(location))
+    assert validated.returncode == 0, validated.stderr[-3000:]
+
+    ran = _dagster(tmp_path, "job", "execute", "-f", str(location), "-j", "quality")
+    output = ran.stdout + ran.stderr
+    assert ran.returncode != 0
+    assert "UnknownAssetError: dd.schema_checks(asset='payment')" in output
+    assert "Closest declared keys: payments." in output
+    assert set(re.findall(r" - (\w+) - STEP_FAILURE", output)) == {"payment__dy_checks"}
+    succeeded = set(re.findall(r" - (\w+) - STEP_SUCCESS", output))
+    assert succeeded == {"payments__dy_checks"}, output[-5000:]
 
 
 # ------------------------------------- step names ------------------------------------- #

@@ -1,7 +1,9 @@
 """The one reading of an asset key every entry point accepts.
 
 A string is the key's user string, as Dagster's UI and CLI print it (`"raw/orders"` ->
-`["raw", "orders"]`), an `AssetKey` is itself, and a sequence of strings is the key's parts.
+`["raw", "orders"]`), an `AssetKey` is itself, a sequence of strings is the key's parts, and
+an asset's own definition (`dg.AssetsDefinition` of one asset, `dg.AssetSpec`) is its key:
+the spelling a typo cannot break.
 Dagster's own `AssetKey.from_coercible` reads a string as one part instead, which would make
 `asset="raw/orders"` a different key here than in `dd.with_schemas` or a `defs.yaml`.
 """
@@ -17,7 +19,7 @@ import dagster as dg
 from ..errors import InvalidAssetKeyError
 
 #: What an argument naming an asset accepts.
-AssetKeyLike: TypeAlias = "dg.AssetKey | str | Sequence[str]"
+AssetKeyLike: TypeAlias = "dg.AssetKey | str | Sequence[str] | dg.AssetsDefinition | dg.AssetSpec"
 
 
 def parse_asset_key(value: AssetKeyLike, *, argument: str = "asset") -> dg.AssetKey:
@@ -27,14 +29,19 @@ def parse_asset_key(value: AssetKeyLike, *, argument: str = "asset") -> dg.Asset
     """
     if isinstance(value, dg.AssetKey):
         return value
+    if isinstance(value, dg.AssetSpec):
+        return value.key
+    if isinstance(value, dg.AssetsDefinition):
+        return _only_key(value, argument)
     if isinstance(value, str):
         parts = dg.AssetKey.from_user_string(value).path
     elif isinstance(value, Sequence) and all(isinstance(part, str) for part in value):
         parts = list(value)
     else:
         raise InvalidAssetKeyError(
-            f"{argument}={value!r} is not an asset key. Pass a dg.AssetKey, its user string "
-            "('raw/orders') or its parts (['raw', 'orders'])."
+            f"{argument}={value!r} is not an asset key. Pass the asset's definition (its "
+            "@dg.asset or dg.AssetSpec), a dg.AssetKey, its user string ('raw/orders') or its "
+            "parts (['raw', 'orders'])."
         )
     if not parts or not all(parts):
         raise InvalidAssetKeyError(
@@ -42,6 +49,25 @@ def parse_asset_key(value: AssetKeyLike, *, argument: str = "asset") -> dg.Asset
             "leading, trailing or doubled '/'), or pass its parts (['prefix', 'name'])."
         )
     return dg.AssetKey(parts)
+
+
+def _only_key(assets_def: dg.AssetsDefinition, argument: str) -> dg.AssetKey:
+    """The key of an asset definition that defines exactly one asset."""
+    keys = sorted(assets_def.keys, key=lambda key: key.to_user_string())
+    if len(keys) == 1:
+        return keys[0]
+    name = assets_def.node_def.name if assets_def.is_executable else "this definition"
+    if not keys:
+        raise InvalidAssetKeyError(
+            f"{argument}={name} defines no asset (it holds only asset checks). Pass the "
+            "definition of the asset to check, or its key."
+        )
+    listed = ", ".join(key.to_user_string() for key in keys)
+    raise InvalidAssetKeyError(
+        f"{argument}={name} is a multi-asset of {len(keys)} assets ({listed}): say which one "
+        f"to check by its key, e.g. {argument}={keys[0].to_user_string()!r}, or by its spec "
+        f"from {name}.specs."
+    )
 
 
 def closest_keys(key: dg.AssetKey, known: Iterable[dg.AssetKey], *, count: int = 3) -> list[str]:

@@ -10,6 +10,8 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from .._engine.display import shorten
+from ..errors import SourceReadError
 from ._base import Source
 from ._delta import scan_delta_batches
 from ._partitions import Partition, require_expr, run_partition
@@ -38,12 +40,24 @@ class _ScannedSource(Source):
         require_expr(partition, self.partition_expr, self.describe())
         frame = self.scan(partition)
         if partition is not None and self.partition_expr is not None:
-            dtype = frame.collect_schema()[self.partition_expr]
+            dtype = self._partition_dtype(frame.collect_schema(), asset_key)
             frame = frame.filter(partition.polars(self.partition_expr, dtype))
         context.log.info(
             f"Reading asset {asset_key.to_user_string()} from {self.describe()}, scanned lazily."
         )
         yield frame
+
+    def _partition_dtype(self, schema: pl.Schema, asset_key: dg.AssetKey) -> pl.DataType:
+        """The dtype of the `partition_expr` column; `SourceReadError` when the table lacks it."""
+        column = str(self.partition_expr)
+        if column not in schema:
+            raise SourceReadError(
+                f"Could not read asset {asset_key.to_user_string()} from {self.describe()}: its "
+                f"partition_expr {column!r} is not a column of the table, whose columns are "
+                f"{shorten(', '.join(schema), 500)}. Give the column that holds the partition "
+                "(its name, as the table spells it)."
+            )
+        return schema[column]
 
     def _options(self) -> dict[str, Any] | None:
         return dict(self.storage_options) or None
@@ -77,5 +91,8 @@ class DeltaSource(_ScannedSource):
             self._options(),
             where=None
             if partition is None or column is None
-            else lambda schema: partition.datafusion(column, schema[column]),
+            # No pruning for a column the table lacks: `open` says so.
+            else lambda schema: (
+                partition.datafusion(column, schema[column]) if column in schema else None
+            ),
         )

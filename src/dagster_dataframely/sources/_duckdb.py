@@ -59,10 +59,12 @@ class DuckDBTableSource(Source):
         table = self.table or table_name(context, asset_key)
         partition = run_partition(context)
         require_expr(partition, self.partition_expr, self.describe())
-        query = f"SELECT * FROM {_quoted(table)}"
-        if partition is not None and self.partition_expr is not None:
-            query += f" WHERE {partition.sql(self.partition_expr)}"
+        relation = _quoted(table)
+        query = f"SELECT * FROM {relation}"
         with getattr(context.resources, self.resource_key).get_connection() as connection:
+            if partition is not None and self.partition_expr is not None:
+                zoned = _is_zoned(connection, relation, self.partition_expr)
+                query += f" WHERE {partition.sql(self.partition_expr, zoned=zoned)}"
             context.log.info(
                 f"Reading asset {asset_key.to_user_string()} from DuckDB table {table} "
                 f"(resource '{self.resource_key}'), streamed: {query}"
@@ -118,6 +120,17 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     finally:
         for opened in reversed(cursors):
             opened.close()
+
+
+def _is_zoned(connection: Any, relation: str, expr: str) -> bool:
+    """Whether `expr` on `relation` is a `TIMESTAMP WITH TIME ZONE` (the query is bound, not
+    run)."""
+    cursor = connection.cursor()
+    try:
+        kind = cursor.sql(f"SELECT ({expr}) FROM {relation}").types[0]
+    finally:
+        cursor.close()
+    return str(kind) == "TIMESTAMP WITH TIME ZONE"
 
 
 def _export_string_views(cursor: Any) -> None:

@@ -2,7 +2,10 @@
 DataFusion SQL to prune a Delta table's files).
 
 A time-window partition (or a range of them) selects `start <= expr < end`; other partitions
-select `expr IN (keys)`. This is how Dagster's database IO managers read a partition.
+select `expr IN (keys)`. This is how Dagster's database IO managers read a partition. A column
+without a zone (a naive timestamp) holds wall-clock times, compared with the window's bounds in
+the partitions definition's zone (midnight in New York for a New York day); a zoned column is
+compared by the instant.
 """
 
 from __future__ import annotations
@@ -28,10 +31,13 @@ class Partition:
             return f"{self.window[0].isoformat()} <= … < {self.window[1].isoformat()}"
         return ", ".join(self.keys)
 
-    def sql(self, expr: str) -> str:
-        """A SQL predicate on `expr` (DuckDB dialect)."""
+    def sql(self, expr: str, *, zoned: bool) -> str:
+        """A SQL predicate on `expr` (DuckDB dialect); `zoned` when `expr` is a `TIMESTAMP
+        WITH TIME ZONE`. A window compares a zoned value by the instant and anything else (a
+        naive `TIMESTAMP`, a `DATE`) by the wall-clock time in the partitions' zone, as
+        Dagster's DuckDB IO manager reads a partition."""
         if self.window is not None:
-            start, end = (_sql_timestamp(bound) for bound in self.window)
+            start, end = (_sql_timestamp(bound, zoned=zoned) for bound in self.window)
             return f"({expr}) >= {start} AND ({expr}) < {end}"
         keys = ", ".join(_sql_string(key) for key in self.keys)
         return f"CAST(({expr}) AS VARCHAR) IN ({keys})"
@@ -103,6 +109,7 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _sql_timestamp(value: datetime) -> str:
-    text = value.isoformat(sep=" ")
-    return f"TIMESTAMPTZ '{text}'" if value.tzinfo is not None else f"TIMESTAMP '{text}'"
+def _sql_timestamp(value: datetime, *, zoned: bool) -> str:
+    if zoned and value.tzinfo is not None:
+        return f"TIMESTAMPTZ '{value.isoformat(sep=' ')}'"
+    return f"TIMESTAMP '{value.replace(tzinfo=None).isoformat(sep=' ')}'"

@@ -53,8 +53,10 @@ def schema_checks(
     `asset` is the asset's definition (its `@dg.asset`, or the `dg.AssetSpec` of a table
     another tool makes), its `AssetKey`, or its user string (`"raw/orders"`). A key that the
     code location does not declare (a typo, for which Dagster adds a stub asset that nothing
-    materializes) fails the checks' first run with `UnknownAssetError` and the closest
-    declared keys: Dagster shows a standalone check nothing of the Definitions before a run.
+    materializes, and whose checks no run of the real asset selects) fails every run of the
+    checks with `UnknownAssetError` and the closest declared keys: Dagster shows a standalone
+    check nothing of the Definitions before a run.
+
     One step (named `<key parts joined by __>__dy_checks` unless `name` is given, so two assets
     sharing a schema never clash) loads the asset through its IO manager, as a `pl.LazyFrame`
     where the IO manager can provide one, and yields a result for each selected check. A
@@ -137,9 +139,7 @@ def schema_checks(
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
     """The partitions of the asset when `asset` is its definition (the checks take them, as
     `dd.with_schemas` gives each asset's to its checks)."""
-    if isinstance(asset, dg.AssetSpec):
-        return asset.partitions_def
-    if isinstance(asset, dg.AssetsDefinition):
+    if isinstance(asset, (dg.AssetSpec, dg.AssetsDefinition)):
         return asset.partitions_def
     return None
 

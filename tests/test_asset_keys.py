@@ -253,6 +253,7 @@ defs = dg.Definitions(
         )
     ],
     resources={{"io_manager": dd.ParquetIOManager(base_dir={warehouse!r})}},
+    executor=dg.in_process_executor,  # one process: the run's steps need no imports of their own
 )
 """
 

@@ -25,13 +25,14 @@ checks.
 """
 
 # No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
+import difflib
 import importlib
 import textwrap
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args
 
 import dagster as dg
 import dataframely as dy
@@ -39,9 +40,14 @@ from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
 from .._engine.schemas import as_dataframely
-from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
+from ..errors import (
+    DagsterDataframelyError,
+    DuplicateChecksError,
+    InvalidSourceError,
+    UnsupportedSchemaError,
+)
 from ..sources import Source, SourceKind, source_from_config
-from .collection_checks import collection_checks
+from .collection_checks import collection_checks, member_partitions
 from .component_tree import DeclaredAssets, PartitionsField, components_of
 from .schema_checks import schema_checks
 
@@ -110,7 +116,16 @@ class SourceConfig(dg.Resolvable):
     resource_keys: Sequence[str] = ()
     io_manager_key: str | None = None
 
-    def build(self) -> Source:
+    def build(self, field: str = "source") -> Source:
+        """The source; `field` is where the YAML holds it, for the message of a bad kind."""
+        kinds = get_args(SourceKind)
+        if self.kind not in kinds:
+            close = difflib.get_close_matches(self.kind, kinds, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidSourceError(
+                f"{field}: kind {self.kind!r} is not a source kind.{hint} The kinds are "
+                f"{', '.join(map(repr, kinds))}."
+            )
         fields = {name: value for name, value in vars(self).items() if name != "kind"}
         return source_from_config(self.kind, fields)
 
@@ -176,6 +191,8 @@ class CollectionCheck(dg.Resolvable):
     schema_rules: SchemaRules | None = None
     max_failure_samples: int | None = None
     name: str | None = None
+    #: By default the members' partitions, which must agree.
+    partitions_def: PartitionsField = None
     read_dtypes: Literal["strict", "cast"] | None = None
 
 
@@ -272,7 +289,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             *(
                 (f"{file}: collections[{index}] ({entry.collection.__name__})", built)
                 for index, entry in enumerate(self.collections)
-                for built in [self._build_collection(index, entry, file)]
+                for built in [self._build_collection(index, entry, file, declared)]
             ),
         ]
 
@@ -288,15 +305,28 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         }
 
     def _build_collection(
-        self, index: int, entry: CollectionCheck, file: Path
+        self, index: int, entry: CollectionCheck, file: Path, declared: "DeclaredAssets | None"
     ) -> dg.AssetChecksDefinition:
+        """The checks of collection entry `index`. With `declared`, every member must be a
+        declared asset, and the members' partitions are the default."""
         try:
+            partitions_def = entry.partitions_def or self.partitions_def
+            if declared:
+                keys = [
+                    _member_key(member, asset, declared) for member, asset in entry.members.items()
+                ]
+                partitions_def = partitions_def or member_partitions(
+                    entry.collection, keys, declared.specs
+                )
             return collection_checks(
                 entry.collection,
                 members=entry.members,
-                sources={m: source.build() for m, source in (entry.sources or {}).items()},
+                sources={
+                    m: source.build(f"sources.{m}") for m, source in (entry.sources or {}).items()
+                },
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
+                partitions_def=partitions_def,
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:
@@ -325,6 +355,17 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         except DagsterDataframelyError as error:
             raise _located(error, file, index, entry) from None
         return checks
+
+
+def _member_key(member: str, asset: str, declared: "DeclaredAssets") -> dg.AssetKey:
+    """The key of `member`'s asset, which the project must declare."""
+    key = parse_asset_key(asset, argument=f"members.{member}")
+    if key not in declared.specs:
+        try:
+            declared.refuse(key)
+        except DagsterDataframelyError as error:
+            raise _relabelled(error, f"members.{member}: {error}") from None
+    return key
 
 
 def _built_quietly(

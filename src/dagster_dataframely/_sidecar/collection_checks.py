@@ -19,7 +19,7 @@ import dataframely as dy
 import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
-from .._checks.specs import check_specs
+from .._checks.specs import check_spec, check_specs
 from .._engine.catalogue import Rule
 from .._engine.constraints import docstring_summary
 from .._engine.dataframely_internals import collection_filters
@@ -364,7 +364,7 @@ def _specs(
                 partitions_def=partitions_def,
             )
     specs += [
-        dg.AssetCheckSpec(
+        check_spec(
             rule.check_name,
             asset=member.key,
             description=rule.description,

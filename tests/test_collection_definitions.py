@@ -105,6 +105,7 @@ def test_the_component_builds_collection_checks_from_yaml(
     path = scaffold_checks(
         sandbox,
         {
+            "assets_outside_defs": True,  # the members are merged in below
             "checks": [],
             "collections": [
                 {"collection": "shop:Shop", "members": MEMBERS, "warn": ["order_has_lines"]}

@@ -441,3 +441,175 @@ def test_an_integer_is_cast_exactly_when_it_fits(values: list[int | None]) -> No
     else:
         results = list(outcome)
         assert results[0].passed and results[0].metadata["dy_cast_columns"].value == 1
+
+
+# ------------------------------ each cast at its boundary ------------------------------ #
+
+
+def _at(text: str) -> dt.datetime:
+    return dt.datetime.fromisoformat(text)
+
+
+#: column -> (dtype read, declared column, values cast, values just past what the cast holds).
+BOUNDARIES: dict[str, tuple[pl.DataType, dy.Column, list[Any], list[Any]]] = {
+    "float_decimal": (
+        pl.Float64(),
+        dy.Decimal(8, 2, nullable=True),
+        [999999.99, -999999.99, 0.25],
+        [1234567.89, 99999999.0, 999999.995, -999999.999, 1.234, float("nan")],
+    ),
+    "float32_decimal": (pl.Float32(), dy.Decimal(5, 2, nullable=True), [999.5], [1000.0]),
+    "decimal_decimal": (
+        pl.Decimal(10, 3),
+        dy.Decimal(8, 2, nullable=True),
+        [decimal.Decimal("999999.990")],
+        [decimal.Decimal("1000000.000"), decimal.Decimal("1.005")],
+    ),
+    "int_int": (
+        pl.Int64(),
+        dy.Int16(nullable=True),
+        [32767, -32768],
+        [32768, -32769],
+    ),
+    "float_int": (
+        pl.Float64(),
+        dy.Int32(nullable=True),
+        [2147483647.0, -2147483648.0],
+        [2147483648.0, 1.5, float("inf")],
+    ),
+    "string_enum": (pl.String(), dy.Enum(["a", "b"], nullable=True), ["b"], ["c", "B"]),
+    "categorical_enum": (pl.Categorical(), dy.Enum(["a", "b"], nullable=True), ["a"], ["c"]),
+    "enum_enum": (pl.Enum(["a", "b", "c"]), dy.Enum(["b", "a"], nullable=True), ["b"], ["c"]),
+    "string_categorical": (pl.String(), dy.Categorical(nullable=True), ["any"], []),
+    "datetime_date": (
+        pl.Datetime("us"),
+        dy.Date(nullable=True),
+        [_at("2024-05-01 00:00:00")],
+        [_at("2024-05-01 00:00:00.000001")],
+    ),
+    "finer_unit": (  # nanoseconds since the epoch: a Python datetime stops at microseconds
+        pl.Datetime("ns"),
+        dy.Datetime(time_unit="us", nullable=True),
+        [1_714_550_400_000_001_000],
+        [1_714_550_400_000_001_001],
+    ),
+    "coarser_unit": (
+        pl.Datetime("us"),
+        dy.Datetime(time_unit="ns", nullable=True),
+        [_at("2262-04-11 23:47:16.854775")],
+        [_at("2262-04-11 23:47:16.854776")],
+    ),
+    "zone_alias": (
+        pl.Datetime("us", "Etc/UTC"),
+        dy.Datetime(time_zone="UTC", nullable=True),
+        [_at("2024-05-01 08:00:00+00:00")],
+        [],
+    ),
+}
+
+Boundaries = dy.Schema.__class__(
+    "Boundaries",
+    (dy.Schema,),
+    {"row": dy.Int64(primary_key=True), **{name: c for name, (_, c, _, _) in BOUNDARIES.items()}},
+)
+
+
+def _boundary_frame(*, outside: bool) -> pl.DataFrame:
+    """A row per value of each column of `BOUNDARIES`, in the dtypes read; `outside` adds the
+    values just past each cast's limit. A column with fewer values is padded with nulls,
+    which every cast holds."""
+    columns = {
+        name: values + (past if outside else [])
+        for name, (_, _, values, past) in BOUNDARIES.items()
+    }
+    height = max(map(len, columns.values()))
+    return pl.DataFrame(
+        [pl.Series("row", range(height), pl.Int64)]
+        + [
+            pl.Series(name, values + [None] * (height - len(values)), BOUNDARIES[name][0])
+            for name, values in columns.items()
+        ]
+    )
+
+
+def _run_boundaries(frame: pl.DataFrame, tmp_path: Path) -> dg.ExecuteInProcessResult:
+    @dg.asset(name="boundaries")
+    def boundaries() -> pl.DataFrame:
+        return frame
+
+    return _run(
+        boundaries,
+        dd.schema_checks(Boundaries, asset="boundaries", read_dtypes="cast"),
+        resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))},
+    )
+
+
+def test_every_cast_holds_the_values_at_its_limit(tmp_path: Path) -> None:
+    result = _run_boundaries(_boundary_frame(outside=False), tmp_path)
+
+    assert result.success
+    assert {column: failures for column, (_, _, failures) in _casts(result).items()} == {
+        name: 0 for name in BOUNDARIES
+    }
+
+
+def test_a_value_just_past_a_casts_limit_fails_the_column_schema_check_counted_and_shown(
+    tmp_path: Path,
+) -> None:
+    result = _run_boundaries(_boundary_frame(outside=True), tmp_path)
+
+    assert not result.success
+    columns = evaluations(result)[COLUMNS]
+    assert not columns.passed and columns.severity == ERROR
+    assert {column: failures for column, (_, _, failures) in _casts(result).items()} == {
+        name: len(past) for name, (_, _, _, past) in BOUNDARIES.items()
+    }
+    sample = columns.metadata["dy_failed_sample"].value
+    shown = {row.data["column"] for row in sample.records}  # type: ignore[attr-defined]
+    assert shown == {name for name, (_, _, _, past) in BOUNDARIES.items() if past}
+    error, message = step_error(result)
+    assert error == ColumnSchemaError.__name__
+    assert "float_decimal: 6 value(s) read as Float64 are not Decimal(8, 2)" in message
+
+
+def test_a_duckdb_double_past_the_decimals_precision_fails_the_column_schema_check(
+    tmp_path: Path,
+) -> None:
+    over = SHIPMENTS + "INSERT INTO shipments VALUES (7, 'packed', NULL, 99999999.0, NULL);"
+    resources = _duckdb_table(tmp_path / "warehouse.duckdb", over)
+    result = _run_shipment_checks(resources, read_dtypes="cast")
+
+    assert _casts(result)["weight"][2] == 1
+    error, message = step_error(result)
+    assert error == ColumnSchemaError.__name__ and "weight: 1 value(s)" in message
+    assert "99999999.0" in message
+
+
+def test_the_messages_of_failed_casts_of_huge_values_stay_a_few_kb(tmp_path: Path) -> None:
+    wide = dy.Schema.__class__(
+        "Wide",
+        (dy.Schema,),
+        {f"{'c' * 500}{i}": dy.Enum(["a", "b"]) for i in range(60)},
+    )
+    huge = pl.DataFrame({name: ["x" * 100_000, "y" * 100_000] for name in wide.column_names()})
+
+    @dg.asset(name="wide")
+    def wide_asset() -> pl.DataFrame:
+        return huge
+
+    result = _run(
+        wide_asset,
+        dd.schema_checks(wide, asset="wide", read_dtypes="cast"),
+        resources={"io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path))},
+    )
+
+    columns = evaluations(result)[COLUMNS]
+    assert not columns.passed
+    assert len(columns.description or "") <= 4000
+    for name, value in columns.metadata.items():
+        assert len(str(value.value)) <= 8000, name
+    _, message = step_error(result)
+    assert 1000 < len(message) <= 4000
+    assert "and 50 more column(s)" in message and message.rstrip().endswith(
+        "the category to the Enum)."
+    )

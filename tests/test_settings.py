@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import dagster as dg
+import polars as pl
 import pytest
 
+import dagster_dataframely as dd
 from dagster_dataframely._engine.settings import CheckSettings, env_var, resolve
+from dagster_dataframely.data import OrdersSchema
 from dagster_dataframely.errors import InvalidSettingError
 
 
@@ -45,3 +49,39 @@ def test_a_bad_environment_variable_names_the_variable(monkeypatch: pytest.Monke
 def test_counts_refuse_what_is_not_a_whole_number(value: object) -> None:
     with pytest.raises(InvalidSettingError):
         resolve("max_failure_samples", value)
+
+
+#: Every boolean setting; each takes the same values, as an argument and from its variable.
+FLAGS = ["quarantine", "statistics"]
+TRUE = [True, 1, "1", "true", "TRUE", "yes", "on", " Yes "]
+FALSE = [False, 0, "0", "false", "no", "OFF"]
+
+
+@pytest.mark.parametrize("name", FLAGS)
+def test_every_boolean_setting_takes_the_same_values(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for value in TRUE:
+        assert resolve(name, value) is True, value
+    for value in FALSE:
+        assert resolve(name, value) is False, value
+    for text in ("1", "yes", "0", "off"):
+        monkeypatch.setenv(env_var(name), text)
+        assert resolve(name) is (text in ("1", "yes"))
+
+
+@pytest.mark.parametrize("name", FLAGS)
+@pytest.mark.parametrize("value", [2, -1, 1.0, "", "maybe", "y"])
+def test_every_boolean_setting_refuses_the_same_values(name: str, value: object) -> None:
+    with pytest.raises(InvalidSettingError, match=rf"argument {name}=.*expected true or false"):
+        resolve(name, value)
+
+
+def test_dd_asset_takes_quarantine_0_and_refuses_a_filter_that_contradicts_it() -> None:
+    @dd.asset(OrdersSchema, quarantine=0)
+    def orders() -> pl.DataFrame:
+        return pl.DataFrame()
+
+    assert isinstance(orders, dg.AssetsDefinition) and len(orders.keys) == 1
+    with pytest.raises(InvalidSettingError, match="cannot differ"):
+        dd.asset(OrdersSchema, quarantine="no", filter=True)

@@ -7,9 +7,11 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
+from shop import Shop
 from support import evaluations, scaffold_checks
 
 import dagster_dataframely as dd
@@ -102,3 +104,30 @@ def test_the_component_takes_one_name_from_yaml(sandbox: DefsFolderSandbox) -> N
 def test_a_name_that_is_not_a_string_is_refused() -> None:
     with pytest.raises(InvalidSeverityError, match=r"got 3\. Pass one name"):
         dd.wiring.check_specs(OrdersSchema, asset="orders", warn=["amount|min", 3])  # type: ignore[list-item]
+
+
+def test_a_misspelled_rule_names_the_closest_rules_and_columns() -> None:
+    with pytest.raises(InvalidSeverityError) as raised:
+        dd.schema_checks(OrdersSchema, asset="orders", warn=["amount|mn", "stats", "zzz"])
+
+    message = str(raised.value)
+    assert "'amount|mn', 'stats', 'zzz' are neither a rule nor a column" in message
+    assert "Did you mean 'amount|min', " in message and "'status' for 'stats'?" in message
+    assert "for 'zzz'" not in message
+
+
+def test_a_misspelled_filter_names_the_closest_filters() -> None:
+    with pytest.raises(InvalidSeverityError, match="Did you mean 'customer_exists' for"):
+        dd.collection_checks(
+            Shop, members={"customers": "c", "orders": "o", "lines": "l"}, warn="customer_exist"
+        )
+
+
+def test_the_rules_a_warn_typo_lists_are_bounded_on_a_wide_schema() -> None:
+    wide = type(dy.Schema)("Wide", (dy.Schema,), {f"c{i}": dy.Int64() for i in range(200)})
+    with pytest.raises(InvalidSeverityError) as raised:
+        dd.wiring.check_specs(wide, asset="wide", warn="c1000")
+
+    message = str(raised.value)
+    assert "Did you mean 'c100'" in message and "… and 170 more" in message
+    assert len(message) < 2000

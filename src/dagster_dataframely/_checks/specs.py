@@ -6,6 +6,7 @@ results, so the two always agree.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -91,7 +92,7 @@ def check_specs(
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
     key = parse_asset_key(asset)
     specs = [
-        dg.AssetCheckSpec(
+        check_spec(
             COLUMN_SCHEMA_CHECK,
             asset=key,
             description=f"Every column of {dy_schema.__name__} is present with its dtype "
@@ -102,7 +103,7 @@ def check_specs(
     ]
     for check in plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__):
         specs.append(
-            dg.AssetCheckSpec(
+            check_spec(
                 check.name,
                 asset=key,
                 description=check.description,
@@ -113,3 +114,29 @@ def check_specs(
             )
         )
     return specs
+
+
+def check_spec(
+    name: str,
+    *,
+    asset: dg.AssetKey,
+    description: str,
+    blocking: bool,
+    partitions_def: dg.PartitionsDefinition | None,
+) -> dg.AssetCheckSpec:
+    """A `dg.AssetCheckSpec`. The checks of a partitioned asset must be partitioned like it,
+    which Dagster marks a preview feature with a `PreviewWarning` per spec: the package, not
+    the user, makes that choice (docs/sidecar.md), so the warning is not passed on."""
+    with warnings.catch_warnings():
+        warnings.filterwarnings(
+            "ignore",
+            message="Specifying a partitions_def on an AssetCheckSpec",
+            category=dg.PreviewWarning,
+        )
+        return dg.AssetCheckSpec(
+            name,
+            asset=asset,
+            description=description,
+            blocking=blocking,
+            partitions_def=partitions_def,
+        )

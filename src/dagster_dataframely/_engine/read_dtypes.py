@@ -35,13 +35,17 @@ import polars as pl
 
 from ..errors import ColumnSchemaError
 from .catalogue import Rule
-from .display import table
+from .display import MAX_CELL, cell, dtype_name, shorten, table
 from .evaluate import Evaluation
 from .naming import COLUMN_SCHEMA_CHECK
 
 ReadDtypes = Literal["strict", "cast"]
 
 _LISTED = 50
+#: Columns a message names one by one, and the bound of the whole message: a few KB in the
+#: event log, however many columns fail and however long their values.
+_NAMED = 10
+_MESSAGE = 4000
 
 
 def castable(read: pl.DataType, declared: pl.DataType) -> bool:
@@ -158,7 +162,7 @@ class Casts:
         return lf.select(
             *(pl.col(name) for name in columns),
             *(pl.col(cast.column).alias(cast.original) for cast in self.casts),
-        ).with_columns(pl.col(c.column).cast(c.declared, strict=False) for c in self.casts)
+        ).with_columns(_converted(c.column, c.read, c.declared) for c in self.casts)
 
     def result(
         self,
@@ -185,8 +189,15 @@ class Casts:
             "dy_cast_columns": len(self.casts),
             "dy_casts": table(casts.head(_LISTED)),
         }
-        listed = ", ".join(f"{c.column} ({c.read} -> {c.declared})" for c in self.casts[:10])
-        description = f'read_dtypes="cast": cast {len(self.casts)} column(s) on read: {listed}'
+        listed = ", ".join(
+            f"{_name(c.column)} ({dtype_name(c.read)} -> {dtype_name(c.declared)})"
+            for c in self.casts[:_NAMED]
+        )
+        more = f", and {len(self.casts) - _NAMED} more" if len(self.casts) > _NAMED else ""
+        description = shorten(
+            f'read_dtypes="cast": cast {len(self.casts)} column(s) on read: {listed}{more}',
+            _MESSAGE,
+        )
         failing = [cast for cast in self.casts if failed[cast.column]]
         if not failing:
             return (
@@ -214,6 +225,22 @@ class Casts:
         )
         mismatches = {c.column: (str(c.declared), str(c.read)) for c in failing}
         return result, ColumnSchemaError(message, mismatches=mismatches)
+
+
+def _converted(column: str, read: pl.DataType, declared: pl.DataType) -> pl.Expr:
+    """`column` cast to `declared`, a value that does not convert becoming `null`.
+
+    A non-strict cast of a float to a `Decimal` does not yield `null` for a value past the
+    precision: polars raises. Such a value is masked first, and the rest is cast through a
+    `Decimal` one digit wider, so that rounding to the scale (999999.995 -> 1000000.00) lands
+    in a non-strict `Decimal` -> `Decimal` cast, which does yield `null`."""
+    value = pl.col(column)
+    if not (isinstance(declared, pl.Decimal) and read.is_float()):
+        return value.cast(declared, strict=False)
+    digits = declared.precision - declared.scale
+    wider = pl.Decimal(min(declared.precision + 1, 38), declared.scale)
+    within = pl.when(value.abs() < 10.0**digits).then(value)
+    return within.cast(wider, strict=False).cast(declared, strict=False)
 
 
 def _sample(
@@ -244,7 +271,7 @@ def _failed_message(
     sample: pl.DataFrame | None,
 ) -> str:
     lines = []
-    for cast in failing[:_LISTED]:
+    for cast in failing[:_NAMED]:
         shown = (
             sample.filter(pl.col("column") == cast.column)["value read"]
             .unique(maintain_order=True)
@@ -253,18 +280,27 @@ def _failed_message(
             if sample is not None
             else []
         )
-        example = f", e.g. {', '.join(map(repr, shown))}" if shown else ""
+        example = f", e.g. {', '.join(repr(cell(value)) for value in shown)}" if shown else ""
         lines.append(
-            f"  - {cast.column}: {failed[cast.column]} value(s) read as {cast.read} are not "
-            f"{cast.declared} values{example}"
+            f"  - {_name(cast.column)}: {failed[cast.column]} value(s) read as "
+            f"{dtype_name(cast.read)} are not {dtype_name(cast.declared)} values{example}"
         )
-    return (
-        f'read_dtypes="cast" could not cast every value to {schema.__name__}\'s dtypes: '
-        f"{len(failing)} column(s) hold values the cast would change or lose:\n"
-        + "\n".join(lines)
-        + "\nNo value is cast to null. Correct the values in the table, or declare a dtype "
+    if len(failing) > _NAMED:
+        lines.append(f"  - and {len(failing) - _NAMED} more column(s), listed in dy_casts")
+    fix = (
+        "\nNo value is cast to null. Correct the values in the table, or declare a dtype "
         "that holds them (e.g. add the category to the Enum)."
     )
+    found = (
+        f'read_dtypes="cast" could not cast every value to {schema.__name__}\'s dtypes: '
+        f"{len(failing)} column(s) hold values the cast would change or lose:\n" + "\n".join(lines)
+    )
+    return shorten(found, _MESSAGE - len(fix)) + fix
+
+
+def _name(column: str) -> str:
+    """A column's name as a message shows it, cut to a table cell's width."""
+    return shorten(column, MAX_CELL)
 
 
 def remedy(

@@ -11,6 +11,7 @@ from typing import Any, TypeAlias
 import dataframely as dy
 
 from ..errors import UnsupportedSchemaError
+from .display import shorten, type_name
 
 #: A Dataframely schema class, or a Pandera polars `DataFrameModel` / `DataFrameSchema`.
 SchemaLike: TypeAlias = "type[dy.Schema] | Any"
@@ -30,9 +31,23 @@ def as_dataframely(schema: SchemaLike) -> type[dy.Schema]:
             ) from error
         return to_dataframely(schema)
     raise UnsupportedSchemaError(
-        f"{schema!r} is not a schema. Pass a subclass of dataframely.Schema, or a Pandera "
-        "polars DataFrameModel or DataFrameSchema."
+        f"{_described(schema)} is not a schema. Pass a subclass of dataframely.Schema, or a "
+        "Pandera polars DataFrameModel or DataFrameSchema."
     )
+
+
+def _described(value: Any) -> str:
+    """`value` as an error names it: a class by its name, a frame by its type (its repr is
+    the data), anything else by a short repr and its type."""
+    if isinstance(value, type):
+        return f"class {value.__module__}.{value.__qualname__}"
+    if type(value).__module__.split(".")[0] in _FRAME_PACKAGES:
+        return f"a {type_name(value)}"
+    return f"{shorten(repr(value), 100)} (a {type_name(value)})"
+
+
+#: Packages whose objects' repr prints their data.
+_FRAME_PACKAGES = frozenset({"polars", "pandas", "pyarrow", "narwhals", "numpy"})
 
 
 def _is_pandera(schema: Any) -> bool:

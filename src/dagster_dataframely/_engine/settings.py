@@ -32,11 +32,15 @@ def _choice(*options: str) -> Callable[[Any], str]:
 
 
 def _flag(value: Any) -> bool:
+    """The one rule of every boolean setting, argument or environment variable: a bool, the
+    integers 1 and 0, or one of the words in `_TRUE` and `_FALSE` in any case."""
     if isinstance(value, bool):
         return value
+    if isinstance(value, int) and value in (0, 1):
+        return bool(value)
     if isinstance(value, str) and value.strip().lower() in _TRUE | _FALSE:
         return value.strip().lower() in _TRUE
-    raise ValueError("expected true or false")
+    raise ValueError("expected true or false: True/False, 1/0, true/false, yes/no or on/off")
 
 
 def _count(value: Any) -> int:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+import difflib
+from collections.abc import Callable, Iterable, Sequence
 from typing import Literal, TypeVar
 
 import dataframely as dy
@@ -69,8 +70,9 @@ def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozense
     if unknown:
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} neither a "
-            f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'. "
-            f"Rules: {', '.join(owners) or '(none)'}. Columns: {', '.join(columns)}."
+            f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'."
+            f"{_closest(unknown, [*owners, *columns])} Rules: {_listed(owners)}. "
+            f"Columns: {_listed(columns)}."
         )
     return frozenset(rule for rule, column in owners.items() if rule in names or column in names)
 
@@ -83,8 +85,26 @@ def warned_filters(collection: type[dy.Collection], extra: Iterable[str] = ()) -
     if unknown:
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not a "
-            f"filter of collection {collection.__name__}, so cannot be made 'warn'. "
-            f"Filters: {', '.join(filters) or '(none)'}. (A member's rules are made 'warn' on "
-            "its schema.)"
+            f"filter of collection {collection.__name__}, so cannot be made 'warn'."
+            f"{_closest(unknown, filters)} Filters: {_listed(filters)}. (A member's rules are "
+            "made 'warn' on its schema.)"
         )
     return names
+
+
+def _closest(unknown: Sequence[str], known: Sequence[str]) -> str:
+    """ " Did you mean ...?" for the unknown names that resemble known ones, as asset keys
+    are suggested."""
+    hints = [
+        f"{', '.join(map(repr, close))} for {name!r}"
+        for name in unknown
+        if (close := difflib.get_close_matches(name, known, n=3, cutoff=0.6))
+    ]
+    return f" Did you mean {'; '.join(hints)}?" if hints else ""
+
+
+def _listed(names: Iterable[str], limit: int = 30) -> str:
+    """`names` for a message: at most `limit` of them, then how many more."""
+    names = list(names)
+    shown = ", ".join(names[:limit]) or "(none)"
+    return f"{shown}, … and {len(names) - limit} more" if len(names) > limit else shown

@@ -72,7 +72,11 @@ def asset(
             return raw_orders
         ```
     """
-    if quarantine is not None and filter is not None and bool(quarantine) != bool(filter):
+    if (
+        quarantine is not None
+        and filter is not None
+        and resolve("quarantine", quarantine) != resolve("quarantine", filter)
+    ):
         raise InvalidSettingError(
             f"dd.asset got quarantine={quarantine!r} and filter={filter!r}: `filter` is another "
             "spelling of `quarantine`, so the two cannot differ. Pass only one of them."

@@ -10,7 +10,7 @@ names are validated here, at definition time; the evaluation is `_collection_eva
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import re
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -19,7 +19,7 @@ import dataframely as dy
 import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
-from .._checks.specs import check_specs
+from .._checks.specs import check_spec, check_specs
 from .._engine.catalogue import Rule
 from .._engine.constraints import docstring_summary
 from .._engine.dataframely_internals import collection_filters
@@ -186,23 +186,33 @@ def declared_collection_checks(
         member: parse_asset_key(asset, argument=f"members[{member!r}]")
         for member, asset in members.items()
     }
-    partitions = {key: specs[key].partitions_def for key in keys.values() if key in specs}
-    if len(set(partitions.values())) > 1:
-        first = next(iter(partitions.values()))
-        differing = {k.to_user_string(): p for k, p in partitions.items() if p != first}
-        raise MemberPartitionsError(
-            f"Collection {collection.__name__}: " + partitions_message(differing, first)
-        )
     checks = collection_checks(
         collection,
         members=members,
         sources=sources,
         skip_schema_checks=[member for member, key in keys.items() if key in checked],
-        partitions_def=next(iter(partitions.values()), None),
+        partitions_def=member_partitions(collection, keys.values(), specs),
         **settings,
     )
     schemas = collection.member_schemas()
     return checks, {key: schemas[m] for m, key in keys.items() if key not in checked}
+
+
+def member_partitions(
+    collection: type[dy.Collection],
+    keys: Iterable[dg.AssetKey],
+    specs: Mapping[dg.AssetKey, dg.AssetSpec],
+) -> dg.PartitionsDefinition | None:
+    """The partitions the declared members (`specs`) of `collection` share, for its checks;
+    `MemberPartitionsError` when they differ."""
+    partitions = {key: specs[key].partitions_def for key in keys if key in specs}
+    first = next(iter(partitions.values()), None)
+    differing = {k.to_user_string(): p for k, p in partitions.items() if p != first}
+    if differing:
+        raise MemberPartitionsError(
+            f"Collection {collection.__name__}: " + partitions_message(differing, first)
+        )
+    return first
 
 
 def collection_run(
@@ -277,8 +287,9 @@ def partitions_message(
     return (
         f"The collection's checks are {_partitions(expected)}, but member asset(s) differ: "
         f"{listed}. Filters join members on their keys, so every member must hold the same "
-        "partitions: give all members (and partitions_def=) one PartitionsDefinition, or check "
-        "the differently partitioned members with dd.schema_checks."
+        "partitions: give all members one PartitionsDefinition (the checks take the members' "
+        "partitions, or `partitions_def=` in Python, `partitions_def:` on a YAML entry), or "
+        "check the differently partitioned members with dd.schema_checks."
     )
 
 
@@ -353,7 +364,7 @@ def _specs(
                 partitions_def=partitions_def,
             )
     specs += [
-        dg.AssetCheckSpec(
+        check_spec(
             rule.check_name,
             asset=member.key,
             description=rule.description,

@@ -25,158 +25,30 @@ checks.
 """
 
 # No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
-import importlib
 import textwrap
-import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Any, Literal
 
 import dagster as dg
-import dataframely as dy
 from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
-from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
-from ..sources import Source, SourceKind, source_from_config
-from .collection_checks import collection_checks
+from .collection_checks import collection_checks, member_partitions
+from .component_entries import (
+    CollectionCheck,
+    Granularity,
+    SchemaCheck,
+    SchemaRules,
+    quiet_model,
+    schema_at,
+)
 from .component_tree import DeclaredAssets, PartitionsField, components_of
 from .schema_checks import schema_checks
 
-Granularity = Literal["rule", "column", "schema"]
-SchemaRules = Literal["collapsed", "per_rule"]
-
-
-def schema_at(reference: str) -> type[dy.Schema]:
-    """The schema a `package.module:Class` reference names (a Pandera model, translated)."""
-    return as_dataframely(_imported("schema", reference))
-
-
-def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
-    return schema_at(reference)
-
-
-def _import_collection(context: dg.ResolutionContext, reference: str) -> type[dy.Collection]:
-    """The `dy.Collection` a `package.module:Class` reference names."""
-    target = _imported("collection", reference)
-    if not (isinstance(target, type) and issubclass(target, dy.Collection)):
-        raise UnsupportedSchemaError(
-            f"collection: {reference!r} is not a dataframely.Collection subclass. Name a "
-            "collection here; a single table's schema goes in `checks:`."
-        )
-    return target
-
-
-def _imported(field: str, reference: str) -> Any:
-    """The object a `package.module:Class` reference in YAML field `field` names."""
-    module_name, colon, attribute = reference.partition(":")
-    if not colon or not module_name or not attribute:
-        raise UnsupportedSchemaError(
-            f"{field}: {reference!r} is not a reference. Write 'package.module:Class', "
-            "e.g. 'my_project.schemas:Orders'."
-        )
-    try:
-        module = importlib.import_module(module_name)
-    except ImportError as error:
-        raise UnsupportedSchemaError(
-            f"{field}: {reference!r} cannot be imported: module {module_name!r} was not found "
-            f"({error}). Check the module path and that its package is installed in the "
-            "project's environment."
-        ) from None
-    target: Any = module
-    for part in attribute.split("."):
-        if not hasattr(target, part):
-            raise UnsupportedSchemaError(
-                f"{field}: {reference!r} cannot be imported: module {module_name!r} has no "
-                f"{attribute!r}. Check the class name after the ':'."
-            )
-        target = getattr(target, part)
-    return target
-
-
-@dataclass
-class SourceConfig(dg.Resolvable):
-    """Where an entry's table is read from, when not through the asset's IO manager."""
-
-    kind: SourceKind
-    resource_key: str | None = None
-    table: str | None = None
-    partition_expr: str | None = None
-    path: str | None = None
-    storage_options: dict[str, str] | None = None
-    function: str | None = None
-    resource_keys: Sequence[str] = ()
-    io_manager_key: str | None = None
-
-    def build(self) -> Source:
-        fields = {name: value for name, value in vars(self).items() if name != "kind"}
-        return source_from_config(self.kind, fields)
-
-
-@dataclass
-class SchemaCheck(dg.Resolvable):
-    """One asset and the schema its stored table is checked against."""
-
-    asset: Annotated[
-        dg.AssetKey,
-        dg.Resolver(
-            lambda context, key: parse_asset_key(context.resolve_value(key)),
-            model_field_type=str | list[str],
-            description="The asset's key, as 'prefix/name' or a list of its parts.",
-            examples=["raw/orders"],
-        ),
-    ]
-    schema: Annotated[
-        type[dy.Schema],
-        dg.Resolver(
-            _import_schema,
-            model_field_type=str,
-            description="The schema, as 'package.module:Class' (a Dataframely schema or a "
-            "Pandera polars model).",
-            examples=["my_project.schemas:Orders"],
-        ),
-    ]
-    warn: str | Sequence[str] = ()
-    blocking: bool | None = None
-    check_granularity: Granularity | None = None
-    schema_rules: SchemaRules | None = None
-    max_failure_samples: int | None = None
-    name: str | None = None
-    source: SourceConfig | None = None
-    partitions_def: PartitionsField = None
-    read_dtypes: Literal["strict", "cast"] | None = None
-
-    @classmethod
-    def model(cls) -> type[BaseModel]:
-        return _quiet_model(super().model)
-
-
-@dataclass
-class CollectionCheck(dg.Resolvable):
-    """A collection and the asset that stores each of its members."""
-
-    collection: Annotated[
-        type[dy.Collection],
-        dg.Resolver(
-            _import_collection,
-            model_field_type=str,
-            description="The dataframely.Collection, as 'package.module:Class'.",
-            examples=["my_project.schemas:Shop"],
-        ),
-    ]
-    members: Mapping[str, str]
-    #: Where a member's table is read from, by member name, as `source:` of a `checks:` entry.
-    sources: dict[str, SourceConfig] | None = None
-    warn: Sequence[str] = ()
-    blocking: bool | None = None
-    skip_schema_checks: Sequence[str] = ()
-    check_granularity: Granularity | None = None
-    schema_rules: SchemaRules | None = None
-    max_failure_samples: int | None = None
-    name: str | None = None
-    read_dtypes: Literal["strict", "cast"] | None = None
+__all__ = ["SchemaChecksComponent", "schema_at"]
 
 
 class SchemaChecksScaffolder(dg.Scaffolder):
@@ -235,7 +107,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return _quiet_model(super().model)
+        return quiet_model(super().model)
 
     @classmethod
     def get_spec(cls) -> dg.ComponentTypeSpec:
@@ -272,7 +144,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             *(
                 (f"{file}: collections[{index}] ({entry.collection.__name__})", built)
                 for index, entry in enumerate(self.collections)
-                for built in [self._build_collection(index, entry, file)]
+                for built in [self._build_collection(index, entry, file, declared)]
             ),
         ]
 
@@ -288,15 +160,28 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         }
 
     def _build_collection(
-        self, index: int, entry: CollectionCheck, file: Path
+        self, index: int, entry: CollectionCheck, file: Path, declared: "DeclaredAssets | None"
     ) -> dg.AssetChecksDefinition:
+        """The checks of collection entry `index`. With `declared`, every member must be a
+        declared asset, and the members' partitions are the default."""
         try:
+            partitions_def = entry.partitions_def or self.partitions_def
+            if declared:
+                keys = [
+                    _member_key(member, asset, declared) for member, asset in entry.members.items()
+                ]
+                partitions_def = partitions_def or member_partitions(
+                    entry.collection, keys, declared.specs
+                )
             return collection_checks(
                 entry.collection,
                 members=entry.members,
-                sources={m: source.build() for m, source in (entry.sources or {}).items()},
+                sources={
+                    m: source.build(f"sources.{m}") for m, source in (entry.sources or {}).items()
+                },
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
+                partitions_def=partitions_def,
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:
@@ -325,6 +210,17 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         except DagsterDataframelyError as error:
             raise _located(error, file, index, entry) from None
         return checks
+
+
+def _member_key(member: str, asset: str, declared: "DeclaredAssets") -> dg.AssetKey:
+    """The key of `member`'s asset, which the project must declare."""
+    key = parse_asset_key(asset, argument=f"members.{member}")
+    if key not in declared.specs:
+        try:
+            declared.refuse(key)
+        except DagsterDataframelyError as error:
+            raise _relabelled(error, f"members.{member}: {error}") from None
+    return key
 
 
 def _built_quietly(
@@ -369,13 +265,6 @@ def _refuse_duplicates(
 
 def _first(*values: Any) -> Any:
     return next((value for value in values if value is not None), None)
-
-
-def _quiet_model(derive: Any) -> type[BaseModel]:
-    # The YAML key is `schema`, which pydantic warns shadows the deprecated `BaseModel.schema`.
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message='Field name "schema"', category=UserWarning)
-        return derive()
 
 
 def _located(error: Exception, file: Path, index: int, entry: SchemaCheck) -> Exception:

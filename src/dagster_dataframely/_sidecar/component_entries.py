@@ -1,0 +1,176 @@
+"""The entries of a `SchemaChecksComponent`'s `defs.yaml`, as Dagster resolves them: a
+`checks:` entry (`SchemaCheck`), a `collections:` entry (`CollectionCheck`) and a `source:`
+(`SourceConfig`), with the `package.module:Class` references they import.
+
+A reference that does not import, or a source of an unknown kind, fails with a message that
+says what to write; the component adds the file and the entry.
+"""
+
+# No `from __future__ import annotations`: Dagster derives the YAML model from the annotations.
+import difflib
+import importlib
+import warnings
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any, Literal, get_args
+
+import dagster as dg
+import dataframely as dy
+from pydantic import BaseModel
+
+from .._checks.asset_keys import parse_asset_key
+from .._engine.schemas import as_dataframely
+from ..errors import InvalidSourceError, UnsupportedSchemaError
+from ..sources import Source, SourceKind, source_from_config
+from .component_tree import PartitionsField
+
+Granularity = Literal["rule", "column", "schema"]
+SchemaRules = Literal["collapsed", "per_rule"]
+
+
+def schema_at(reference: str) -> type[dy.Schema]:
+    """The schema a `package.module:Class` reference names (a Pandera model, translated)."""
+    return as_dataframely(_imported("schema", reference))
+
+
+def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
+    return schema_at(reference)
+
+
+def _import_collection(context: dg.ResolutionContext, reference: str) -> type[dy.Collection]:
+    """The `dy.Collection` a `package.module:Class` reference names."""
+    target = _imported("collection", reference)
+    if not (isinstance(target, type) and issubclass(target, dy.Collection)):
+        raise UnsupportedSchemaError(
+            f"collection: {reference!r} is not a dataframely.Collection subclass. Name a "
+            "collection here; a single table's schema goes in `checks:`."
+        )
+    return target
+
+
+def _imported(field: str, reference: str) -> Any:
+    """The object a `package.module:Class` reference in YAML field `field` names."""
+    module_name, colon, attribute = reference.partition(":")
+    if not colon or not module_name or not attribute:
+        raise UnsupportedSchemaError(
+            f"{field}: {reference!r} is not a reference. Write 'package.module:Class', "
+            "e.g. 'my_project.schemas:Orders'."
+        )
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise UnsupportedSchemaError(
+            f"{field}: {reference!r} cannot be imported: module {module_name!r} was not found "
+            f"({error}). Check the module path and that its package is installed in the "
+            "project's environment."
+        ) from None
+    target: Any = module
+    for part in attribute.split("."):
+        if not hasattr(target, part):
+            raise UnsupportedSchemaError(
+                f"{field}: {reference!r} cannot be imported: module {module_name!r} has no "
+                f"{attribute!r}. Check the class name after the ':'."
+            )
+        target = getattr(target, part)
+    return target
+
+
+@dataclass
+class SourceConfig(dg.Resolvable):
+    """Where an entry's table is read from, when not through the asset's IO manager."""
+
+    kind: SourceKind
+    resource_key: str | None = None
+    table: str | None = None
+    partition_expr: str | None = None
+    path: str | None = None
+    storage_options: dict[str, str] | None = None
+    function: str | None = None
+    resource_keys: Sequence[str] = ()
+    io_manager_key: str | None = None
+
+    def build(self, field: str = "source") -> Source:
+        """The source; `field` is where the YAML holds it, for the message of a bad kind."""
+        kinds = get_args(SourceKind)
+        if self.kind not in kinds:
+            close = difflib.get_close_matches(self.kind, kinds, n=1)
+            hint = f" Did you mean {close[0]!r}?" if close else ""
+            raise InvalidSourceError(
+                f"{field}: kind {self.kind!r} is not a source kind.{hint} The kinds are "
+                f"{', '.join(map(repr, kinds))}."
+            )
+        fields = {name: value for name, value in vars(self).items() if name != "kind"}
+        return source_from_config(self.kind, fields)
+
+
+@dataclass
+class SchemaCheck(dg.Resolvable):
+    """One asset and the schema its stored table is checked against."""
+
+    asset: Annotated[
+        dg.AssetKey,
+        dg.Resolver(
+            lambda context, key: parse_asset_key(context.resolve_value(key)),
+            model_field_type=str | list[str],
+            description="The asset's key, as 'prefix/name' or a list of its parts.",
+            examples=["raw/orders"],
+        ),
+    ]
+    schema: Annotated[
+        type[dy.Schema],
+        dg.Resolver(
+            _import_schema,
+            model_field_type=str,
+            description="The schema, as 'package.module:Class' (a Dataframely schema or a "
+            "Pandera polars model).",
+            examples=["my_project.schemas:Orders"],
+        ),
+    ]
+    warn: str | Sequence[str] = ()
+    blocking: bool | None = None
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+    name: str | None = None
+    source: SourceConfig | None = None
+    partitions_def: PartitionsField = None
+    read_dtypes: Literal["strict", "cast"] | None = None
+
+    @classmethod
+    def model(cls) -> type[BaseModel]:
+        return quiet_model(super().model)
+
+
+@dataclass
+class CollectionCheck(dg.Resolvable):
+    """A collection and the asset that stores each of its members."""
+
+    collection: Annotated[
+        type[dy.Collection],
+        dg.Resolver(
+            _import_collection,
+            model_field_type=str,
+            description="The dataframely.Collection, as 'package.module:Class'.",
+            examples=["my_project.schemas:Shop"],
+        ),
+    ]
+    members: Mapping[str, str]
+    #: Where a member's table is read from, by member name, as `source:` of a `checks:` entry.
+    sources: dict[str, SourceConfig] | None = None
+    warn: Sequence[str] = ()
+    blocking: bool | None = None
+    skip_schema_checks: Sequence[str] = ()
+    check_granularity: Granularity | None = None
+    schema_rules: SchemaRules | None = None
+    max_failure_samples: int | None = None
+    name: str | None = None
+    #: By default the members' partitions, which must agree.
+    partitions_def: PartitionsField = None
+    read_dtypes: Literal["strict", "cast"] | None = None
+
+
+def quiet_model(derive: Any) -> type[BaseModel]:
+    # The YAML key is `schema`, which pydantic warns shadows the deprecated `BaseModel.schema`.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message='Field name "schema"', category=UserWarning)
+        return derive()

@@ -1,0 +1,170 @@
+"""Mistakes in a `SchemaChecksComponent`'s `defs.yaml` a user makes, refused when the defs
+folder loads with the file, the entry and the fix; and `collections:` entries over
+partitioned members, run for real."""
+
+from __future__ import annotations
+
+import textwrap
+from pathlib import Path
+
+import dagster as dg
+from dagster.components.testing import DefsFolderSandbox
+from shop import MEMBERS, SHOP_FAILURES
+from support import load_error, scaffold_checks
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import InvalidSourceError, MemberPartitionsError, UnknownAssetError
+
+ORDERS = "dagster_dataframely.data:OrdersSchema"
+
+#: A module of the defs folder storing the shop's tables, each partitioned as `{partitions}`.
+SHOP_ASSETS = """\
+import dagster as dg
+import polars as pl
+
+from shop import MEMBERS, shop_frames
+
+DAYS = dg.DailyPartitionsDefinition(start_date="2024-05-01", end_date="2024-05-04")
+REGIONS = dg.StaticPartitionsDefinition(["eu", "us"])
+
+
+def _stored(member: str, partitions_def) -> dg.AssetsDefinition:
+    @dg.asset(name=MEMBERS[member], partitions_def=partitions_def)
+    def table() -> pl.DataFrame:
+        return shop_frames()[member]
+
+    return table
+
+
+customers = _stored("customers", {customers})
+orders = _stored("orders", {orders})
+lines = _stored("lines", {lines})
+"""
+
+
+def _declare_shop(sandbox: DefsFolderSandbox, *, customers: str, orders: str, lines: str) -> None:
+    module = SHOP_ASSETS.format(customers=customers, orders=orders, lines=lines)
+    (sandbox.defs_folder_path / "shop_assets.py").write_text(textwrap.dedent(module))
+
+
+def _shop_entry(**fields: object) -> dict[str, object]:
+    return {"collection": "shop:Shop", "members": MEMBERS, **fields}
+
+
+def _failed_by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], int]:
+    members = {asset: member for member, asset in MEMBERS.items()}
+    return {
+        (members[e.asset_key.to_user_string()], e.check_name): e.metadata["dy_failed_count"].value
+        for e in result.get_asset_check_evaluations()
+        if not e.passed
+    }
+
+
+# ---------------------------------------- sources ---------------------------------------- #
+
+
+def test_an_unknown_source_kind_names_the_file_the_entry_and_the_kinds(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = {"asset": "orders", "schema": ORDERS, "source": {"kind": "duckdb"}}
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSourceError)
+    assert str(error).startswith(
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): source: kind "
+        "'duckdb' is not a source kind. Did you mean 'duckdb_table'? The kinds are "
+        "'io_manager', 'duckdb_table', 'parquet', 'delta', 'function'."
+    )
+
+
+def test_an_unknown_source_kind_of_a_collection_member_names_the_member(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = _shop_entry(sources={"orders": {"kind": "csv", "path": "orders.csv"}})
+    path = scaffold_checks(
+        sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+    )
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSourceError)
+    assert "defs.yaml: collections[0] (Shop): sources.orders: kind 'csv' is not" in str(error)
+    assert "'parquet', 'delta'" in str(error)
+
+
+# ------------------------------------ collection members ------------------------------------ #
+
+
+def test_a_collection_member_naming_an_undeclared_asset_fails_with_the_closest_keys(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    _declare_shop(sandbox, customers="None", orders="None", lines="None")
+    entry = _shop_entry(members={**MEMBERS, "lines": "order_line"})
+    path = scaffold_checks(sandbox, {"checks": [], "collections": [entry]})
+
+    error = load_error(sandbox)
+
+    assert isinstance(error, UnknownAssetError)
+    assert str(error).startswith(
+        f"{path / 'defs.yaml'}: collections[0] (Shop): members.lines: asset order_line is not "
+        "declared in this project's defs folder, which declares 3 asset(s). Closest declared "
+        "keys: order_lines, orders."
+    )
+
+
+def test_collection_checks_take_the_members_daily_partitions_and_check_the_runs_partition(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    _declare_shop(sandbox, customers="DAYS", orders="DAYS", lines="DAYS")
+    scaffold_checks(sandbox, {"checks": [], "collections": [_shop_entry()]})
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        result = dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],  # type: ignore[list-item]
+            partition_key="2024-05-02",
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
+            raise_on_error=False,
+        )
+
+    (checks,) = defs.asset_checks or []
+    days = dg.DailyPartitionsDefinition(start_date="2024-05-01", end_date="2024-05-04")
+    assert {spec.partitions_def for spec in checks.check_specs} == {days}  # type: ignore[union-attr]
+    assert _failed_by_member(result) == SHOP_FAILURES
+    assert {e.partition for e in result.get_asset_check_evaluations()} == {"2024-05-02"}
+
+
+def test_a_collection_entry_declares_its_partitions_in_yaml(sandbox: DefsFolderSandbox) -> None:
+    regions = {"type": "static", "partition_keys": ["eu", "us"]}
+    path = scaffold_checks(
+        sandbox,
+        {
+            "assets_outside_defs": True,
+            "checks": [],
+            "collections": [_shop_entry(partitions_def=regions)],
+        },
+    )
+
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+        (checks,) = defs.asset_checks or []
+
+    assert {spec.partitions_def for spec in checks.check_specs} == {  # type: ignore[union-attr]
+        dg.StaticPartitionsDefinition(["eu", "us"])
+    }
+
+
+def test_members_partitioned_differently_fail_at_load_with_advice_yaml_can_follow(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    _declare_shop(sandbox, customers="DAYS", orders="REGIONS", lines="DAYS")
+    scaffold_checks(sandbox, {"checks": [], "collections": [_shop_entry()]})
+
+    error = load_error(sandbox)
+
+    assert isinstance(error, MemberPartitionsError)
+    message = str(error)
+    assert "defs.yaml: collections[0] (Shop): Collection Shop:" in message
+    assert "orders: partitioned by" in message
+    assert "`partitions_def:` on a YAML entry" in message

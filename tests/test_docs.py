@@ -387,6 +387,12 @@ STATED: dict[str, Expectation] = {
         error="ValidationAbortError",
         message=("primary_key", "paid_orders_have_amount", "amount|min"),
     ),
+    'docs/validation.md: A row breaks an `"error"` rule #2': _prints(
+        'Asset orders was not written: rows failed 7 "error" rule(s) of OrdersSchema.',
+        "  - primary_key: 2 row(s)",
+        "  - amount|min: 1 row(s)",
+        "The asset's checks show samples of the failing rows.",
+    ),
     "docs/validation.md: Drop the failing rows yourself": Run(
         {"orders": 3}, upstream=defective_orders
     ),
@@ -408,6 +414,12 @@ STATED: dict[str, Expectation] = {
         metadata={
             "orders": frozenset({"dy_quarantine", "dy_quarantined_rows", "invalid_by_rules"})
         },
+    ),
+    "docs/quarantine.md: Valid rows to the table, the others aside #2": _prints(
+        "written: 6 rows, quarantined: 7 rows",
+        "dy_rule__primary_key                         WARN 2 rows",
+        "dy_rule__amount__min                         WARN 1 rows",
+        "shape: (7, 5)",
     ),
     "docs/quarantine.md: Where it is written": _direct_invocation_writes_the_quarantine_to_parquet,
     "docs/quarantine.md: When every row is invalid": Run(

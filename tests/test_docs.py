@@ -432,6 +432,11 @@ STATED: dict[str, Expectation] = {
         {"payments": 3},
         failed={"dy_rule__amount__max": WARN, "dy_rule__note__max_length": WARN},
     ),
+    "docs/severity.md: On the schema: `@dd.warn` #2": _prints(
+        "written: 3 rows",
+        "dy_rule__amount__max         WARN  1 row(s)",
+        "dy_rule__note__max_length    WARN  1 row(s)",
+    ),
     "docs/severity.md: For one asset: `warn=`": Run(
         {"orders": 12}, failed={"dy_rule__customer_email__check__is_lowercase": WARN}
     ),

@@ -364,12 +364,12 @@ STATED: dict[str, Expectation] = {
         "with_schemas names asset(s) these Definitions do not declare: order.",
     ),
     "docs/install.md: The three commonest mistakes #2": _prints(
-        "dagster_dataframely.errors.ColumnSchemaError: The frame does not match Orders",
+        "The frame does not match Orders",
         "  - amount: Int64, expected Float64",
         "The package never casts.",
     ),
     "docs/install.md: The three commonest mistakes #3": _prints(
-        "dagster_dataframely.errors.UnsupportedFrameError: The function of asset pandas_orders",
+        "The function of asset pandas_orders returned a pandas.DataFrame.",
     ),
     "README.md: dagster-dataframely": Run({"orders": 12}),
     "README.md: dagster-dataframely #2": Run({"orders": 12, "orders_quarantine": 0}),

@@ -37,6 +37,8 @@ CHROMIUM_FLAGS = [
 
 #: A failing check of orders whose sample holds nulls.
 NULLS_CHECK = "dy_rule__customer_email__nullability"
+#: A failing check of an "error" rule of orders: its rows went to the quarantine (`dy_quarantine`).
+QUARANTINED_CHECK = "dy_rule__amount__min"
 
 
 def pages(instance: dg.DagsterInstance) -> dict[str, str]:
@@ -50,6 +52,8 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
         "columns.png": "/assets/orders?view=overview",
         "checks.png": "/assets/customers?view=checks&checkDetail=dy_rule__country__regex",
         "samples.png": f"/assets/orders?view=checks&checkDetail={NULLS_CHECK}",
+        # Reading the Checks tab: a rule check of the gated orders, its rows in the quarantine.
+        "checks-tab.png": f"/assets/orders?view=checks&checkDetail={QUARANTINED_CHECK}",
         "materialization.png": "/assets/orders?view=events",
         "quarantine.png": "/assets/orders_quarantine?view=overview",
         "lineage.png": "/assets/orders_quarantine?view=lineage&lineageScope=neighbors",

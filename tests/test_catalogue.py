@@ -117,3 +117,30 @@ def test_objects_that_are_not_schemas_are_refused() -> None:
 def test_check_name_replaces_the_separator() -> None:
     assert check_name("amount|min") == "dy_rule__amount__min"
     assert check_name("primary_key") == "dy_rule__primary_key"
+
+
+EXPRESSIONS = [
+    pl.col("amount") >= 0,
+    pl.col("a").is_in(["x", "y"]),
+    pl.col("a").is_between(1, 3),
+    ~(pl.col("a") > 1.5),
+    pl.col("a").filter(pl.col("b") > 0).sum() > 0,
+    (pl.col("a") + 1) * 2 > 3,
+    pl.struct("a", "b").is_unique(),
+    pl.col("s").str.contains(r"^[A-Z]{2}\d$") | pl.col("s").is_null(),
+]
+
+
+@pytest.mark.parametrize("expr", EXPRESSIONS, ids=str)
+def test_a_rules_expression_reads_as_the_polars_code_that_builds_it(expr: pl.Expr) -> None:
+    class Schema(dy.Schema):
+        a = dy.Int64(nullable=True)
+
+        @dy.rule()
+        def the_rule(cls) -> pl.Expr:
+            return expr
+
+    (rule,) = [r for r in rules(Schema) if r.name == "the_rule"]
+    assert "dyn int" not in rule.expression and not rule.expression.startswith("[")
+    # The text is the code: evaluated, it builds the same expression.
+    assert str(eval(rule.expression, {"pl": pl})) == str(expr)

@@ -26,7 +26,6 @@ def test_the_collections_page_runs_and_says_what_happens(tmp_path: Path) -> None
     assert "revenue" not in {
         e.asset_key.path[-1] for e in result.get_asset_materialization_events()
     }
-    namespace["test_negative_amounts_are_quarantined"](tmp_path)
 
     # "Members no IO manager stores": orders from DuckDB, customers from parquet, both
     # external assets, through collection_checks(sources=) and with_schemas(source=).

@@ -6,6 +6,10 @@ in a real run, and the outcome the page states for it (`STATED` below: tables wr
 their row counts, failing checks and their severities, the error that fails the run) is
 asserted. A block not meant to run starts with `# Not run: <why>`, visibly, on the page. The
 Component page's `defs.yaml` block is loaded as a real Component.
+
+A block the site executes at build time (markdown-exec: ```` ```python exec="on" session="x" ````,
+its printed output rendered below it) runs here as it runs there: after the page's setup and
+the earlier blocks of its session, in one namespace.
 """
 
 from __future__ import annotations
@@ -45,7 +49,8 @@ PAGES = sorted(
     for page in [*(ROOT / "docs").glob("*.md"), ROOT / "README.md"]
     if page.relative_to(ROOT).as_posix() not in RUN_WHOLE
 )
-_FENCE = re.compile(r"^```python[^\n]*\n(.*?)^```", re.S | re.M)
+_FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
+_SESSION = re.compile(r'\bsession="([^"]+)"')
 _ANY_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _NOT_RUN = re.compile(r"\A# Not run: (\S.*)")
 
@@ -57,6 +62,8 @@ class Block:
     page: str
     heading: str
     code: str
+    #: The earlier blocks of its markdown-exec session, which run before it.
+    before: tuple[str, ...] = ()
 
     @property
     def id(self) -> str:
@@ -68,18 +75,25 @@ def _blocks(path: Path) -> tuple[str, list[Block]]:
     under (`#2`, `#3` for a heading's later blocks)."""
     text = path.read_text()
     page = path.relative_to(ROOT).as_posix()
-    found: list[tuple[str, str]] = []
+    found: list[tuple[str, str, str | None]] = []
     for match in _FENCE.finditer(text):
         prose = _ANY_FENCE.sub("", text[: match.start()])  # a `# comment` is no heading
         headings = re.findall(r"^#+ (.+)$", prose, re.M)
-        found.append((headings[-1] if headings else page, match.group(1)))
+        session = _SESSION.search(match.group(1))
+        found.append(
+            (headings[-1] if headings else page, match.group(2), session and session.group(1))
+        )
     if not found:
         return "", []
-    (_, setup), *examples = found
+    (_, setup, _), *examples = found
     blocks: list[Block] = []
-    for heading, code in examples:
+    sessions: dict[str, list[str]] = {}
+    for heading, code, session in examples:
         seen = sum(block.heading.split(" #")[0] == heading for block in blocks)
-        blocks.append(Block(page, f"{heading} #{seen + 1}" if seen else heading, code))
+        before = tuple(sessions.setdefault(session, [])) if session else ()
+        blocks.append(Block(page, f"{heading} #{seen + 1}" if seen else heading, code, before))
+        if session:
+            sessions[session].append(code)
     return setup, blocks
 
 
@@ -94,6 +108,8 @@ def _run(block: Block, overrides: Mapping[str, Any] | None = None) -> dict[str, 
     namespace: dict[str, Any] = {"__name__": "docs_example"}
     exec(compile(SETUPS[block.page], f"<{block.page} setup>", "exec", dont_inherit=True), namespace)
     namespace.update(overrides or {})
+    for index, code in enumerate(block.before):
+        exec(compile(code, f"<{block.id} before #{index}>", "exec", dont_inherit=True), namespace)
     exec(compile(block.code, f"<{block.id}>", "exec", dont_inherit=True), namespace)
     return namespace
 
@@ -291,9 +307,70 @@ def _read_dtypes_casts_what_duckdb_changed(block: Block, tmp_path: Path) -> None
     assert error == "ColumnSchemaError" and 'read_dtypes="cast"' in message
 
 
+def _prints(*lines: str) -> Callable[[Block, Path], None]:
+    """The block prints these lines (each a whole line, or the start of one), in this order."""
+
+    def check(block: Block, tmp_path: Path) -> None:
+        printed = _stdout(block)[1].splitlines()
+        found = [next((i for i, p in enumerate(printed) if p.startswith(x)), -1) for x in lines]
+        assert -1 not in found and found == sorted(found), "\n".join(printed)
+
+    return check
+
+
+#: The install page's orders: a duplicate order id, a negative amount, an email without `@`.
+FIRST_CHECKS = Run(
+    {"orders": 4},
+    failed=dict.fromkeys(
+        ["dy_rule__primary_key", "dy_rule__amount__min", "dy_rule__email__regex"], ERROR
+    ),
+    error="DagsterAssetCheckFailedError",
+)
+
+
+def _the_pages_test_passes(block: Block, tmp_path: Path) -> None:
+    _run(block)["test_negative_amounts_are_quarantined"](tmp_path)
+    assert (tmp_path / "checked_orders_quarantine.parquet").is_file()
+
+
 Expectation = Run | list[Run] | Callable[[Block, Path], None]
 
 STATED: dict[str, Expectation] = {
+    "docs/testing.md: A test of the quarantine": _the_pages_test_passes,
+    "docs/testing.md: What a call returns": _prints(
+        "shape: (2, 2)",
+        "[{'order_id': 2, 'amount': -1.0, 'dy_rule__primary_key': 'valid',",
+        "{'dy_rule__amount__min': 1}",
+    ),
+    "docs/checks-tab.md: Reading the Checks tab": _prints(
+        "severity: WARN",
+        "dy_assessment      failed at severity WARN: 1 of 13 rows, 7.7%",
+        "dy_constraint      amount >= 0",
+        'dy_expression      pl.col("amount") >= 0',
+        "dy_failed_count    1",
+        "dy_failed_sample",
+        "dy_quarantine      ",
+        "dy_row_count       13",
+        "dy_rule            amount|min",
+    ),
+    "docs/install.md: A minimal `Definitions` with checks": FIRST_CHECKS,
+    "docs/install.md: Run it": _prints(
+        "dy_schema__columns           passed",
+        "dy_rule__primary_key         FAILED ERROR  2 of 4 rows",
+        "dy_rule__amount__min         FAILED ERROR  1 of 4 rows",
+        "dy_rule__email__regex        FAILED ERROR  1 of 4 rows",
+    ),
+    "docs/install.md: The three commonest mistakes": _prints(
+        "with_schemas names asset(s) these Definitions do not declare: order.",
+    ),
+    "docs/install.md: The three commonest mistakes #2": _prints(
+        "The frame does not match Orders",
+        "  - amount: Int64, expected Float64",
+        "The package never casts.",
+    ),
+    "docs/install.md: The three commonest mistakes #3": _prints(
+        "The function of asset pandas_orders returned a pandas.DataFrame.",
+    ),
     "README.md: dagster-dataframely": Run({"orders": 12}),
     "README.md: dagster-dataframely #2": Run({"orders": 12, "orders_quarantine": 0}),
     "docs/asset.md: Declare one": Run({"sales/orders": 12}),
@@ -309,6 +386,12 @@ STATED: dict[str, Expectation] = {
         failed=DEFECTIVE_FAILS,
         error="ValidationAbortError",
         message=("primary_key", "paid_orders_have_amount", "amount|min"),
+    ),
+    'docs/validation.md: A row breaks an `"error"` rule #2': _prints(
+        'Asset orders was not written: rows failed 7 "error" rule(s) of OrdersSchema.',
+        "  - primary_key: 2 row(s)",
+        "  - amount|min: 1 row(s)",
+        "The asset's checks show samples of the failing rows.",
     ),
     "docs/validation.md: Drop the failing rows yourself": Run(
         {"orders": 3}, upstream=defective_orders
@@ -332,6 +415,12 @@ STATED: dict[str, Expectation] = {
             "orders": frozenset({"dy_quarantine", "dy_quarantined_rows", "invalid_by_rules"})
         },
     ),
+    "docs/quarantine.md: Valid rows to the table, the others aside #2": _prints(
+        "written: 6 rows, quarantined: 7 rows",
+        "dy_rule__primary_key                         WARN 2 rows",
+        "dy_rule__amount__min                         WARN 1 rows",
+        "shape: (7, 5)",
+    ),
     "docs/quarantine.md: Where it is written": _direct_invocation_writes_the_quarantine_to_parquet,
     "docs/quarantine.md: When every row is invalid": Run(
         {"orders": None, "orders_quarantine": 2},
@@ -342,6 +431,11 @@ STATED: dict[str, Expectation] = {
     "docs/severity.md: On the schema: `@dd.warn`": Run(
         {"payments": 3},
         failed={"dy_rule__amount__max": WARN, "dy_rule__note__max_length": WARN},
+    ),
+    "docs/severity.md: On the schema: `@dd.warn` #2": _prints(
+        "written: 3 rows",
+        "dy_rule__amount__max         WARN  1 row(s)",
+        "dy_rule__note__max_length    WARN  1 row(s)",
     ),
     "docs/severity.md: For one asset: `warn=`": Run(
         {"orders": 12}, failed={"dy_rule__customer_email__check__is_lowercase": WARN}
@@ -424,7 +518,7 @@ def test_a_block_not_run_says_why_and_such_blocks_stay_rare():
 def test_every_code_block_is_python_or_marked_as_another_language():
     # An unmarked or `py` fence would be skipped silently: name the language, always.
     for page in PAGES:
-        languages = re.findall(r"^```(\S*)\n(?:.*?)^```", page.read_text(), re.S | re.M)
+        languages = re.findall(r"^```(\S*)[^\n]*\n(?:.*?)^```", page.read_text(), re.S | re.M)
         assert set(languages) <= {"python", "sh", "text", "yaml"}, page
 
 

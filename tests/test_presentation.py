@@ -39,7 +39,12 @@ def test_a_failing_check_says_its_severity_and_the_share_of_rows(
     assert _value(error, "dy_assessment") == "failed at severity ERROR: 1 of 13 rows, 7.7%"
     assert _value(warning, "dy_assessment") == "failed at severity WARN: 1 of 13 rows, 7.7%"
     assert _value(error, "dy_constraint") == "amount >= 0"
-    assert "col(" in str(_value(error, "dy_expression"))
+    assert _value(error, "dy_expression") == 'pl.col("amount") >= 0'
+    rule = checked["dy_rule__paid_orders_have_amount"]
+    assert _value(rule, "dy_expression") == (
+        'pl.col("status").is_in(["paid", "shipped"]).not_()'
+        ' | (pl.col("amount").is_not_null() & (pl.col("amount") > 0))'
+    )
 
 
 def test_the_ui_lists_the_outcome_first_then_the_constraint_then_the_expression() -> None:

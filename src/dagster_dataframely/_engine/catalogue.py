@@ -13,7 +13,7 @@ from functools import lru_cache
 import dataframely as dy
 import polars as pl
 
-from .constraints import docstring_summary, render
+from .constraints import docstring_summary, expression_text, render
 from .dataframely_internals import rule_expressions, rule_owner, schema_rule_function
 from .naming import check_name, guard_check_names, guard_columns
 from .schemas import SchemaLike, as_dataframely
@@ -34,7 +34,8 @@ class Rule:
         severity: `"error"` or `"warn"`.
         description: The rule's docstring, else its rendered constraint (`amount >= 0`), else
             its name.
-        expression: The polars expression as text (shortened when long).
+        expression: The polars expression as a user writes it, `pl.col("amount") >= 0`
+            (shortened when long).
         expr: The boolean expression Dataframely evaluates; `False` marks a failing row.
         distinct_over: For `unique` and primary-key rules: the columns whose combined values
             must be distinct. Such rules are counted by a grouped count instead of a window
@@ -75,7 +76,7 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
             description = _schema_rule_description(schema, name)
         else:
             description = render(column, columns[column], suffix) or name
-        text = str(expr)
+        text = expression_text(expr)
         catalogue.append(
             Rule(
                 name=name,

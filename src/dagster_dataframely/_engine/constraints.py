@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import datetime as dt
 import inspect
+import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -103,3 +104,84 @@ def _render_inner(name: str, column: dy.Column, suffix: str) -> str | None:
         text = render("element", inner, suffix)
         return None if text is None else f"every element of {name}: {text}"
     return None
+
+
+_PAIRS = {"(": ")", "[": "]"}
+_LITERAL = re.compile(r"\bdyn (?:int|float|str|bool): ")
+_NAMESPACE = re.compile(r"(?<![\w.])(col|lit|as_struct)\(")
+
+
+def expression_text(expr: pl.Expr) -> str:
+    """A polars expression as a user writes it: `pl.col("amount") >= 0`, not polars' own
+    display `[(col("amount")) >= (dyn int: 0)]`. Falls back to that display when it holds a
+    form this does not know."""
+    text = str(expr)
+    try:
+        python = _python(text)
+    except ValueError:
+        return text
+    return _NAMESPACE.sub(
+        lambda m: "pl.struct(" if m[1] == "as_struct" else f"pl.{m[1]}(", python
+    ).replace(".not()", ".not_()")
+
+
+def _python(text: str, *, outer: bool = True) -> str:
+    """Rewrite polars' display: `[(left) op (right)]` -> `left op right` (parenthesized when
+    nested), a call's argument list `f([a, b])` -> `f(a, b)` (`f([(a) > (b)])` is one binary
+    argument), literals without `dyn int: `."""
+    out: list[str] = []
+    i = 0
+    while i < len(text):
+        if text.startswith("[(", i):
+            end = _closing(text, i)
+            left_end = _closing(text, i + 1)
+            operator, rest = text[left_end + 1 : end].split(" (", 1)
+            if not rest.endswith(")"):
+                raise ValueError(text)
+            left = _python(text[i + 2 : left_end], outer=False)
+            right = _python(rest[:-1], outer=False)
+            binary = f"{left}{operator} {right}"
+            argument = bool(out) and out[-1] == "(" and text[end + 1 : end + 2] == ")"
+            nested = not argument and (not outer or end + 1 < len(text) or bool(out))
+            out.append(f"({binary})" if nested else binary)
+            i = end + 1
+        elif text.startswith("([", i) and not text.startswith("([(", i):
+            end = _closing(text, i + 1)
+            if text[end + 1 : end + 2] != ")":
+                raise ValueError(text)
+            out.append(f"({_python(text[i + 2 : end], outer=False)})")
+            i = end + 2
+        elif text[i] == '"':
+            end = _string_end(text, i)
+            out.append(text[i : end + 1])
+            i = end + 1
+        else:
+            out.append(text[i])
+            i += 1
+    return _LITERAL.sub("", "".join(out))
+
+
+def _closing(text: str, start: int) -> int:
+    """The index of the bracket that closes the one at `start`, skipping string literals."""
+    depth, i = 0, start
+    while i < len(text):
+        char = text[i]
+        if char == '"':
+            i = _string_end(text, i)
+        elif char in _PAIRS:
+            depth += 1
+        elif char in _PAIRS.values():
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    raise ValueError(text)
+
+
+def _string_end(text: str, start: int) -> int:
+    end = text.find('"', start + 1)
+    while end > 0 and text[end - 1] == "\\" and text[end - 2 : end] != "\\\\":
+        end = text.find('"', end + 1)
+    if end < 0:
+        raise ValueError(text)
+    return end

@@ -125,7 +125,7 @@ def gated_results(
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
-    failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
+    failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
     if blocked and quarantine is None:

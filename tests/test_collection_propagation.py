@@ -88,16 +88,21 @@ EXPECTED = {
 
 
 def _dataframely(frames: dict[str, pl.DataFrame]) -> dict[tuple[str, str], int]:
-    """(member, check name) -> count, of `Propagating.filter`'s failures beyond the members'
-    own rules."""
+    """(member, check name) -> the rows `Propagating.filter` removes for each rule beyond the
+    members' own. Rows, not `counts()`: when two failing rows of a propagating member share
+    a key, Dataframely 3.1 repeats each removed row in its failure info once per valid row of
+    that key (a member with one order counts it twice); a removed row is one row, and the
+    member's valid rows are distinct by their primary key."""
     failure = Propagating.filter(frames, cast=False).failure
     own = {rule.name for s in Propagating.member_schemas().values() for rule in dd.wiring.rules(s)}
-    return {
-        (member, "dy_filter__" + rule.replace("|", "__")): count
-        for member, info in failure.items()
-        for rule, count in info.counts().items()
-        if rule not in own
-    }
+    removed: dict[tuple[str, str], int] = {}
+    for member, info in failure.items():
+        columns = Propagating.member_schemas()[member].column_names()
+        for rule in info.counts():
+            if rule not in own:
+                rows = info._lf.filter(~pl.col(rule).fill_null(True)).select(columns).unique()
+                removed[member, "dy_filter__" + rule.replace("|", "__")] = rows.collect().height
+    return removed
 
 
 def _ours(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], int]:
@@ -180,3 +185,20 @@ def test_propagation_counts_equal_collection_filter(frames: dict[str, pl.DataFra
         if not r.passed and r.asset_key is not None and r.check_name.startswith("dy_filter__")
     }
     assert ours == _dataframely(frames)
+
+
+class Größe(dy.Collection):
+    """Member and filter names Dagster cannot carry as they are."""
+
+    maße: Annotated[dy.LazyFrame[Orders], dy.CollectionMember(propagate_row_failures=True)]
+    lines: dy.LazyFrame[Lines]
+
+    @dy.filter()
+    def prüfung(self) -> pl.LazyFrame:
+        return self.maße
+
+
+def test_check_names_of_non_ascii_members_and_filters_are_spelled_in_ascii() -> None:
+    checks = dd.collection_checks(Größe, members={"maße": "masse", "lines": "lines"})
+    names = {key.name for key in checks.check_keys if key.name.startswith("dy_filter__")}
+    assert names == {"dy_filter__masse__failure_propagation", "dy_filter__prufung"}

@@ -10,7 +10,6 @@ names are validated here, at definition time; the evaluation is `_collection_eva
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
-import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -22,6 +21,7 @@ import polars as pl
 from .._checks.asset_keys import parse_asset_key
 from .._checks.specs import check_specs
 from .._engine.catalogue import Rule
+from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
@@ -111,7 +111,7 @@ def collection_checks(
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
 
     @dg.multi_asset_check(
-        name=name or f"{_identifier(collection.__name__)}__dy_collection_checks",
+        name=name or f"{dagster_name(collection.__name__)}__dy_collection_checks",
         specs=specs,
         can_subset=True,
         required_resource_keys=set().union(*(r.required_resource_keys for r in readers.values())),
@@ -349,7 +349,3 @@ def _specs(
         if member.in_filters
     ]
     return specs
-
-
-def _identifier(text: str) -> str:
-    return re.sub(r"\W", "_", text)

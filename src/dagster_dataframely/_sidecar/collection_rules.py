@@ -17,7 +17,7 @@ import polars as pl
 from .._engine.catalogue import Rule
 from .._engine.constraints import docstring_summary
 from .._engine.dataframely_internals import collection_filters
-from .._engine.naming import guard_check_names
+from .._engine.naming import dagster_name, guard_check_names
 from .._engine.severity import warned_filters
 
 #: Prefix of a collection filter's check name: `dy_filter__<filter>`.
@@ -53,7 +53,7 @@ def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ())
         Rule(
             name=filter_name,
             column=None,
-            check_name=FILTER_CHECK_PREFIX + filter_name,
+            check_name=FILTER_CHECK_PREFIX + dagster_name(filter_name),
             severity="warn" if filter_name in warned else "error",
             description=docstring_summary(logic)
             or f"Rows whose ({key}) filter {filter_name} keeps.",
@@ -69,7 +69,7 @@ def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ())
             Rule(
                 name=name,
                 column=None,
-                check_name=FILTER_CHECK_PREFIX + name.replace("|", "__"),
+                check_name=FILTER_CHECK_PREFIX + dagster_name(name.replace("|", "__")),
                 severity="warn" if name in warned else "error",
                 description=f"No row of member {member} with the same ({key}) fails {member}'s "
                 "rules (propagate_row_failures).",

@@ -100,7 +100,7 @@ def test_a_gated_asset_aborts_on_an_empty_table_as_pandera_refuses_it(tmp_path: 
     def payments() -> pl.DataFrame:
         return EMPTY
 
-    with pytest.raises(ValidationAbortError, match="not_empty"):
+    with pytest.raises(ValidationAbortError, match="not_empty: the \\(empty\\) table fails it"):
         dg.materialize(
             [payments], resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
         )

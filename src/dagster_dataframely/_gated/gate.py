@@ -266,7 +266,10 @@ class _Description:
 
 def _counts(blocked: Mapping[str, int]) -> str:
     ordered = sorted(blocked.items(), key=lambda item: -item[1])
-    lines = [f"  - {name}: {count} row(s)" for name, count in ordered[:_LISTED_RULES]]
+    lines = [
+        f"  - {name}: {f'{count} row(s)' if count else 'the (empty) table fails it'}"
+        for name, count in ordered[:_LISTED_RULES]
+    ]
     if len(ordered) > _LISTED_RULES:
         lines.append(f"  … and {len(ordered) - _LISTED_RULES} more rules")
     return "\n".join(lines)

@@ -13,6 +13,7 @@ from pandera.api.polars.types import PolarsData
 from pandera_models import Orders, readings
 
 from dagster_dataframely._engine.schemas import as_dataframely
+from dagster_dataframely.errors import UnsupportedSchemaError
 from dagster_dataframely.pandera import run_pandera_check, to_dataframely
 from dagster_dataframely.wiring import rules
 
@@ -28,6 +29,20 @@ def test_the_same_model_gives_the_same_class() -> None:
     assert to_dataframely(Orders).__name__ == "Orders"
     assert to_dataframely(readings).__name__ == "Readings"
     assert issubclass(to_dataframely(Orders), dy.Schema)
+
+
+def test_a_schema_changed_in_place_is_translated_as_it_now_is() -> None:
+    schema = pa.DataFrameSchema({"amount": pa.Column(int)})
+    frame = pl.DataFrame({"amount": [1, -1]})
+    assert to_dataframely(schema).is_valid(frame)
+    schema.columns["amount"].checks.append(pa.Check.gt(0))
+    with pytest.raises(pa.errors.SchemaErrors):
+        schema.validate(frame, lazy=True)
+    assert not to_dataframely(schema).is_valid(frame)
+    assert to_dataframely(schema) is to_dataframely(schema)
+    schema.strict = True
+    with pytest.raises(UnsupportedSchemaError, match="strict=True"):
+        to_dataframely(schema)
 
 
 def test_rule_names_follow_the_naming_scheme() -> None:

@@ -10,10 +10,13 @@ import pandera.pandas as pa_pandas
 import pandera.polars as pa
 import polars as pl
 import pytest
+from pandera import dtypes
+from pandera import errors as pa_errors
 from pandera.api.dataframe.model_components import parser
 from pandera.api.polars.types import PolarsData
 from pandera.engines import polars_engine
 
+import dagster_dataframely as dd
 from dagster_dataframely.errors import UnsupportedSchemaError
 from dagster_dataframely.pandera import migrate, to_dataframely
 from dagster_dataframely.wiring import rules
@@ -75,7 +78,69 @@ def _grouped(data: PolarsData) -> pl.LazyFrame:
     return data.lazyframe.select(pl.col("amount") > 0)
 
 
+def _positive(value: int) -> bool:
+    return value > 0
+
+
+def _all_positive(data: PolarsData) -> pl.LazyFrame:
+    return data.lazyframe.select(pl.all() > 0)
+
+
+@polars_engine.Engine.register_dtype
+@dtypes.immutable
+class LowerCase(polars_engine.DataType):
+    """A string dtype whose check() looks at the values: lower-case strings only."""
+
+    type = pl.String()
+
+    def check(self, pandera_dtype: Any, data_container: Any = None) -> Any:
+        if data_container is None:
+            return polars_engine.Engine.dtype(pandera_dtype).type == pl.String
+        key = data_container.key
+        return bool(
+            data_container.lazyframe.select((pl.col(key) == pl.col(key).str.to_lowercase()).all())
+            .collect()
+            .item()
+        )
+
+
+#: Schemas whose verdict depends on what Dataframely cannot declare, and a frame Pandera
+#: rejects: translating them would pass it.
+PANDERA_REJECTS = {
+    "columnless-element-wise": (
+        pa.DataFrameSchema(dtype=int, checks=pa.Check(_positive, element_wise=True)),
+        pl.DataFrame({"a": [1, -1]}),
+    ),
+    "columnless-frame-check": (
+        pa.DataFrameSchema(checks=pa.Check(_all_positive)),
+        pl.DataFrame({"a": [1, -1]}),
+    ),
+    "columnless-dtype": (pa.DataFrameSchema(dtype=int), pl.DataFrame({"a": ["x"]})),
+    "data-dependent-dtype": (
+        pa.DataFrameSchema({"s": pa.Column(LowerCase())}),
+        pl.DataFrame({"s": ["a", "B"]}),
+    ),
+}
+
 CASES = {
+    "columnless-element-wise": (
+        PANDERA_REJECTS["columnless-element-wise"][0],
+        r"schema that declares no columns: Pandera applies them to whatever columns.*"
+        r"Declare the columns",
+    ),
+    "columnless-frame-check": (
+        PANDERA_REJECTS["columnless-frame-check"][0],
+        r"schema that declares no columns.*Declare the columns",
+    ),
+    "columnless-dtype": (
+        PANDERA_REJECTS["columnless-dtype"][0],
+        r"schema-wide dtype on a schema that declares no columns",
+    ),
+    "data-dependent-dtype": (
+        PANDERA_REJECTS["data-dependent-dtype"][0],
+        r"custom dtype LowerCase on column 's' overrides check\(\).*move the data condition "
+        r"to a pa.Check",
+    ),
     "optional": (OptionalColumn, r"required=False.*column 'amount'.*Make the column required"),
     "strict": (Strict, r"strict=True \(schema-wide\).*Remove strict"),
     "strict-filter": (Filtering, r"strict='filter' \(schema-wide\).*Remove strict"),
@@ -118,6 +183,17 @@ def test_unsupported_features_are_refused_naming_feature_column_and_way_out(name
         to_dataframely(model)
     with pytest.raises(UnsupportedSchemaError):
         migrate(model)
+
+
+@pytest.mark.parametrize("name", list(PANDERA_REJECTS))
+def test_schemas_pandera_rejects_a_frame_with_are_refused_when_checks_are_defined(
+    name: str,
+) -> None:
+    schema, frame = PANDERA_REJECTS[name]
+    with pytest.raises(pa_errors.SchemaErrors):
+        schema.validate(frame, lazy=True)
+    with pytest.raises(UnsupportedSchemaError):
+        dd.schema_checks(schema, asset="table")
 
 
 def test_every_problem_is_listed_at_once() -> None:

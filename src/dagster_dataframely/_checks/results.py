@@ -172,7 +172,7 @@ def results(
     expression, counts and failing rows (nulls shown as `null`).
     """
     for check in checks:
-        failing = [rule for rule in check.rules if evaluation.failed[rule.name]]
+        failing = [rule for rule in check.rules if evaluation.fails(rule.name)]
         own = "error" if any(r.severity == "error" for r in failing or check.rules) else "warn"
         level = severity or _SEVERITY[own]
         failed = sum(evaluation.failed[rule.name] for rule in check.rules)
@@ -209,6 +209,8 @@ def _outcome(
     failed and the share of the worst (a row failing two rules would count twice in a sum)."""
     worst = max(evaluation.failed[rule.name] for rule in failing)
     rows = share(worst, evaluation.row_count)
+    if not worst:  # a verdict on the whole (empty) table, no row to carry it
+        rows = "the table fails it (0 rows)"
     if len(check.rules) == 1:
         return f"failed at severity {level.value}: {rows}"
     return (

@@ -18,6 +18,7 @@ from .dataframely_internals import rule_expressions, rule_owner, schema_rule_fun
 from .naming import check_name, guard_check_names, guard_columns
 from .schemas import SchemaLike, as_dataframely
 from .severity import Severity, warn_names, warned_rules
+from .table_verdicts import judges_table
 
 _MAX_EXPRESSION = 400
 
@@ -40,6 +41,9 @@ class Rule:
         distinct_over: For `unique` and primary-key rules: the columns whose combined values
             must be distinct. Such rules are counted by a grouped count instead of a window
             expression.
+        judges_table: A verdict of one value for the whole table (`pl.len() > 0`) fails even
+            an empty table, which has no row to carry it: so Pandera's checks, which the
+            translation marks. Dataframely counts rows, so its own rules pass an empty table.
     """
 
     name: str
@@ -50,6 +54,7 @@ class Rule:
     expression: str
     expr: pl.Expr = field(repr=False, compare=False)
     distinct_over: tuple[str, ...] | None = None
+    judges_table: bool = False
 
 
 def rules(schema: SchemaLike, *, warn: str | Iterable[str] = ()) -> list[Rule]:
@@ -69,6 +74,7 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
     expressions = rule_expressions(schema)
     guard_check_names(schema.__name__, {rule: check_name(rule) for rule in expressions})
     warned = warned_rules(schema, warn)
+    judging = judges_table(schema)
     catalogue = []
     for name, expr in expressions.items():
         column, suffix = rule_owner(name, list(columns))
@@ -87,6 +93,7 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
                 expression=text if len(text) <= _MAX_EXPRESSION else text[:_MAX_EXPRESSION] + "…",
                 expr=expr,
                 distinct_over=_distinct_over(schema, column, suffix),
+                judges_table=name in judging,
             )
         )
     return tuple(catalogue)

@@ -7,6 +7,7 @@ columns and short cells: a few KB per check or materialization.
 from __future__ import annotations
 
 import math
+from datetime import datetime, timedelta
 from typing import Any
 
 import dagster as dg
@@ -89,9 +90,43 @@ def table(
     )
     records = [
         dg.TableRecord({name: cell(value, null=null) for name, value in row.items()})
-        for row in shown.iter_rows(named=True)
+        for row in python_rows(shown)
     ]
     return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def python_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
+    """`frame.iter_rows(named=True)`, except that a date or datetime Python cannot hold
+    (before year 1 or after 9999, which polars stores) is text: polars panics converting it."""
+    beyond: dict[tuple[int, str], str] = {}
+    for name, dtype in frame.schema.items():
+        if not isinstance(dtype, (pl.Date, pl.Datetime)):
+            continue
+        unit = dtype.time_unit if isinstance(dtype, pl.Datetime) else "d"
+        physical = frame[name].to_physical()
+        outside = (physical < _physical(datetime.min, unit)) | (
+            physical > _physical(datetime.max, unit)
+        )
+        if outside.any():
+            for index in outside.arg_true().to_list():
+                beyond[index, name] = f"{physical[index]} {_UNITS[unit]} from 1970-01-01"
+            frame = frame.with_columns(pl.when(~outside).then(pl.col(name)).alias(name))
+    rows = list(frame.iter_rows(named=True))
+    for (index, name), text in beyond.items():
+        rows[index][name] = text
+    return rows
+
+
+_UNITS = {"d": "days", "ms": "ms", "us": "us", "ns": "ns"}
+
+
+def _physical(moment: datetime, unit: str) -> int:
+    """`moment` as polars stores it in `unit`: days or ms/us/ns since 1970-01-01."""
+    since = moment - datetime(1970, 1, 1)
+    if unit == "d":
+        return since.days
+    micros = since // timedelta(microseconds=1)
+    return {"ms": micros // 1000, "us": micros, "ns": micros * 1000}[unit]
 
 
 def _column_type(dtype: pl.DataType) -> str:

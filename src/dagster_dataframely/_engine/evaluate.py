@@ -43,6 +43,13 @@ class Evaluation:
     failed: Mapping[str, int]
     #: rule name -> up to `max_failure_samples` failing rows, for failing rules only
     samples: Mapping[str, pl.DataFrame]
+    #: rules whose whole-table verdict failed an empty table (`Rule.judges_table`): they
+    #: fail with 0 rows failed
+    failed_table: frozenset[str] = frozenset()
+
+    def fails(self, rule: str) -> bool:
+        """Whether `rule` failed: on some rows, or as a verdict on the (empty) table."""
+        return bool(self.failed[rule]) or rule in self.failed_table
 
 
 def as_lazy(frame: Any, *, asset: str | None = None) -> pl.LazyFrame:
@@ -179,7 +186,26 @@ def evaluate(
         if max_failure_samples
         else {}
     )
-    return Evaluation(row_count=row_count, failed=failed, samples=samples)
+    return Evaluation(
+        row_count=row_count,
+        failed=failed,
+        samples=samples,
+        failed_table=_failed_on_empty(lf, rules) if row_count == 0 else frozenset(),
+    )
+
+
+def _failed_on_empty(lf: pl.LazyFrame, rules: Sequence[Rule]) -> frozenset[str]:
+    """The `judges_table` rules whose expression, on the empty `lf`, is one `False`: a
+    verdict for the table (`pl.len() > 0`) rather than for rows, of which there are none."""
+    judging = [rule for rule in rules if rule.judges_table]
+    if not judging:
+        return frozenset()
+    verdicts = pl.collect_all([lf.select(rule.expr.alias(_ROWS)) for rule in judging])
+    return frozenset(
+        rule.name
+        for rule, verdict in zip(judging, verdicts, strict=True)
+        if verdict.height == 1 and verdict[_ROWS][0] is False
+    )
 
 
 def _duplicates(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:

@@ -78,8 +78,13 @@ def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozense
 
 
 def warned_filters(collection: type[dy.Collection], extra: Iterable[str] = ()) -> frozenset[str]:
-    """The filter names of `collection` that are `"warn"`: declared ones plus `extra`."""
-    filters = list(collection_filters(collection))
+    """The filter names of `collection` that are `"warn"`: declared ones plus `extra`. A
+    propagating member's failure rule (`<member>|failure_propagation`) counts as a filter."""
+    filters = list(collection_filters(collection)) + [
+        f"{name}|failure_propagation"
+        for name, member in collection.members().items()
+        if member.propagate_row_failures and not member.ignored_in_filters
+    ]
     names = declared(collection) | frozenset(extra)
     unknown = sorted(n for n in names if n not in filters)
     if unknown:

@@ -14,7 +14,7 @@ from typing import Any
 
 import polars as pl
 
-from .display import MAX_ROWS, dtype_name
+from .display import MAX_ROWS, dtype_name, python_rows
 
 _FIELDS = ("nulls", "min", "max", "mean", "max_length", "distinct", "values")
 _SCHEMA = {
@@ -38,7 +38,7 @@ def statistics(frame: pl.DataFrame) -> pl.DataFrame:
             expr.alias(f"{index}|{field}")
             for field, expr in _expressions(pl.col(name), frame.schema[name]).items()
         )
-    values = frame.select(exprs).row(0, named=True) if exprs else {}
+    values = python_rows(frame.select(exprs))[0] if exprs else {}
     rows = []
     for index, name in enumerate(described):
         found = {field: values.get(f"{index}|{field}") for field in _FIELDS}

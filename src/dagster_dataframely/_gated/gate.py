@@ -125,7 +125,7 @@ def gated_results(
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
-    failing = [rule for rule in catalogue if evaluation.failed[rule.name]]
+    failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
     if blocked and quarantine is None:
@@ -266,7 +266,10 @@ class _Description:
 
 def _counts(blocked: Mapping[str, int]) -> str:
     ordered = sorted(blocked.items(), key=lambda item: -item[1])
-    lines = [f"  - {name}: {count} row(s)" for name, count in ordered[:_LISTED_RULES]]
+    lines = [
+        f"  - {name}: {f'{count} row(s)' if count else 'the (empty) table fails it'}"
+        for name, count in ordered[:_LISTED_RULES]
+    ]
     if len(ordered) > _LISTED_RULES:
         lines.append(f"  … and {len(ordered) - _LISTED_RULES} more rules")
     return "\n".join(lines)

@@ -4,12 +4,12 @@ A `dy.Collection` holds member schemas and `@dy.filter`s, rules across tables su
 order line belongs to an order". One `@dg.multi_asset_check` reads every member's stored
 table (through its IO manager, or the `dd.sources` source given for it) and reports each
 member's own schema checks (the names `dd.schema_checks` gives them) and, on each member a
-filter can remove rows from, one `dy_filter__<filter>` check. Members, filters, sources and
+filter can remove rows from, one `dy_filter__<filter>` check (and one per member declared
+`propagate_row_failures`). Members, filters, sources and
 names are validated here, at definition time; the evaluation is `_collection_evaluate`.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
-import re
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
@@ -21,12 +21,10 @@ import polars as pl
 from .._checks.asset_keys import parse_asset_key
 from .._checks.specs import check_spec, check_specs
 from .._engine.catalogue import Rule
-from .._engine.constraints import docstring_summary
-from .._engine.dataframely_internals import collection_filters
-from .._engine.naming import guard_check_names
+from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.settings import CheckSettings, resolve
-from .._engine.severity import warn_names, warned_filters
+from .._engine.severity import warn_names
 from ..errors import (
     CollectionMemberError,
     MemberPartitionsError,
@@ -36,10 +34,8 @@ from ..errors import (
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._loading import READ_ERRORS
 from .collection_evaluate import CollectionRun, Member, collection_results
+from .collection_rules import filter_rules, propagated_member
 from .schema_checks import with_not_evaluated
-
-#: Prefix of a collection filter's check name: `dy_filter__<filter>`.
-FILTER_CHECK_PREFIX = "dy_filter__"
 
 
 def collection_checks(
@@ -68,7 +64,10 @@ def collection_checks(
     - per `@dy.filter`, a check `dy_filter__<filter>` on every member the filter can remove
       rows from (each member not `ignored_in_filters`): the rows removed, a sample of them
       and the filter's docstring. Filters run on the rows that pass their member's schema,
-      as `Collection.filter` runs them.
+      as `Collection.filter` runs them;
+    - per member declared `dy.CollectionMember(propagate_row_failures=True)`, a check
+      `dy_filter__<member>__failure_propagation` on the same members: the rows whose key a
+      failing row of that member holds, which `Collection.filter` removes too.
 
     A filter check is `"error"` unless `@dd.warn("<filter>")` on the collection or `warn`
     names it; it is blocking when `"error"`, unless `blocking` says otherwise. With
@@ -112,7 +111,7 @@ def collection_checks(
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
 
     @dg.multi_asset_check(
-        name=name or f"{_identifier(collection.__name__)}__dy_collection_checks",
+        name=name or f"{dagster_name(collection.__name__)}__dy_collection_checks",
         specs=specs,
         can_subset=True,
         required_resource_keys=set().union(*(r.required_resource_keys for r in readers.values())),
@@ -232,35 +231,20 @@ def collection_run(
             f"dd.collection_checks takes a dataframely.Collection subclass, got {collection!r}. "
             "For one table's schema use dd.schema_checks."
         )
+    resolved = _members(collection, members, skip_schema_checks, sourced)
+    present = {member.name for member in resolved}
     return CollectionRun(
         collection=collection,
-        members=_members(collection, members, skip_schema_checks, sourced),
-        filters=filter_rules(collection, warn=warn_names(warn)),
+        members=resolved,
+        # A propagating member left out (an optional one) has no failures to propagate.
+        filters=[
+            rule
+            for rule in filter_rules(collection, warn=warn_names(warn))
+            if propagated_member(rule) in present | {None}
+        ],
         settings=settings,
         read_dtypes=read_dtypes,
     )
-
-
-def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ()) -> list[Rule]:
-    """One catalogue record per `@dy.filter` of `collection`, named `dy_filter__<filter>`."""
-    warned = warned_filters(collection, warn)
-    key = ", ".join(collection.common_primary_key())
-    records = [
-        Rule(
-            name=filter_name,
-            column=None,
-            check_name=FILTER_CHECK_PREFIX + filter_name,
-            severity="warn" if filter_name in warned else "error",
-            description=docstring_summary(logic)
-            or f"Rows whose ({key}) filter {filter_name} keeps.",
-            expression=f"{collection.__name__}.{filter_name}: keeps the rows whose ({key}) "
-            "it returns",
-            expr=pl.lit(True),
-        )
-        for filter_name, logic in collection_filters(collection).items()
-    ]
-    guard_check_names(collection.__name__, {r.name: r.check_name for r in records})
-    return records
 
 
 def guard_partitions(
@@ -376,7 +360,3 @@ def _specs(
         if member.in_filters
     ]
     return specs
-
-
-def _identifier(text: str) -> str:
-    return re.sub(r"\W", "_", text)

@@ -11,7 +11,9 @@ does not return. Here the same happens lazily:
    evaluator's key hashes (a valid table, the usual case, is read as it is);
 3. each filter's kept keys are collected (memory in the number of keys, like a `unique`
    rule); on each member, a filter is then a rule "the row's key is kept", and the
-   evaluator counts every filter in one streaming pass and samples the removed rows.
+   evaluator counts every filter in one streaming pass and samples the removed rows. A
+   member declared `propagate_row_failures` contributes the keys of its failing rows: on
+   each member, the rule "the row's key is not among them".
 
 With `read_dtypes="cast"`, each member is cast on read as the sidecar casts a table, in the
 same pass as its rules; the filters then run on the cast members, and a value that does not
@@ -41,6 +43,7 @@ from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
+from .collection_rules import propagated_member
 
 _ROWS = "__dy_rows"
 
@@ -107,6 +110,7 @@ def collection_results(
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
     valid: dict[str, pl.LazyFrame] = {}
+    invalid: dict[str, pl.LazyFrame] = {}
     for member in run.members:
         cast = casts[member.name]
         reports_casts = bool(cast.casts) and member.own_checks
@@ -138,36 +142,42 @@ def collection_results(
                 continue
         yield from results(planned, evaluation, asset_key=member.key)
         columns = member.schema.column_names()
-        valid[member.name] = valid_rows(
+        valid[member.name], invalid[member.name] = split_rows(
             cast.frame(lf, columns).select(columns), catalogue, evaluation.failed
         )
     if mismatches:
         raise _combined(mismatches)
     if wanted:
-        yield from _filter_results(run, valid, wanted)
+        yield from _filter_results(run, valid, invalid, wanted)
 
 
-def valid_rows(
+def split_rows(
     lf: pl.LazyFrame, catalogue: Sequence[Rule], failed: Mapping[str, int]
-) -> pl.LazyFrame:
-    """The rows of `lf` that pass every rule of `catalogue`, as `Schema.filter` keeps them,
-    given each rule's failure count: rules that failed no row cost nothing."""
+) -> tuple[pl.LazyFrame, pl.LazyFrame]:
+    """The rows of `lf` that pass every rule of `catalogue` (as `Schema.filter` keeps them)
+    and the rows that fail one, given each rule's failure count: rules that failed no row
+    cost nothing."""
     failing = [rule for rule in catalogue if failed[rule.name]]
+    if not failing:
+        return lf, lf.clear()
     row_wise = [rule for rule in failing if rule.distinct_over is None]
-    # Row-wise rules (windows and aggregates too) are evaluated on the whole table, then
-    # rows holding a key a `unique` or primary-key rule found repeated are dropped.
-    kept = (
-        rule_columns(lf, row_wise)
-        .filter(pl.all_horizontal(rule.check_name for rule in row_wise))
-        .drop(rule.check_name for rule in row_wise)
-        if row_wise
-        else lf
-    )
-    for rule in failing:
-        if rule.distinct_over is not None:
-            keys = list(rule.distinct_over)
-            kept = kept.join(_repeated_keys(lf, rule), on=keys, how="anti", nulls_equal=True)
-    return kept
+    # Row-wise rules (windows and aggregates too) are evaluated on the whole table; a row
+    # holding a key that a failed `unique` or primary-key rule found repeated fails too.
+    flagged = rule_columns(lf, row_wise)
+    flags = [rule.check_name for rule in row_wise]
+    passes = pl.all_horizontal(flags) if flags else pl.lit(True)
+    for index, rule in enumerate(r for r in failing if r.distinct_over is not None):
+        repeated = f"{_ROWS}_repeated_{index}"
+        flagged = flagged.join(
+            _repeated_keys(lf, rule).with_columns(pl.lit(True).alias(repeated)),
+            on=list(rule.distinct_over or ()),
+            how="left",
+            nulls_equal=True,
+            maintain_order="left",
+        ).with_columns(pl.col(repeated).fill_null(False))
+        flags.append(repeated)
+        passes = passes & ~pl.col(repeated)
+    return flagged.filter(passes).drop(flags), flagged.filter(~passes).drop(flags)
 
 
 def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
@@ -207,14 +217,42 @@ def filter_membership(rule: Rule, key: Sequence[str], kept: pl.Series) -> Rule:
     return replace(rule, expr=column.is_in(kept.implode()).fill_null(False))
 
 
+def dropped_keys(
+    run: CollectionRun, invalid: Mapping[str, pl.LazyFrame], wanted: Sequence[Rule]
+) -> dict[str, pl.Series]:
+    """propagation rule name -> the common primary keys its member's failing rows hold (a
+    struct Series for a composite key): the keys `Collection.filter` removes everywhere."""
+    key = run.collection.common_primary_key()
+    propagating = {rule.name: member for rule in wanted if (member := propagated_member(rule))}
+    dropped = pl.collect_all(
+        [
+            invalid[member].select(pl.struct(key) if len(key) > 1 else key).unique()
+            for member in propagating.values()
+        ],
+        engine="streaming",
+    )
+    return {name: frame.to_series() for name, frame in zip(propagating, dropped, strict=True)}
+
+
+def propagation_membership(rule: Rule, key: Sequence[str], dropped: pl.Series) -> Rule:
+    """`rule` (a propagating member's record) with the expression the evaluator counts:
+    `False` where a row's key is among the dropped keys. A null key never matches, as in
+    Dataframely's join."""
+    column = pl.struct(key) if len(key) > 1 else pl.col(key[0])
+    return replace(rule, expr=(~column.is_in(dropped.implode())).fill_null(True))
+
+
 def _filter_results(
     run: CollectionRun,
     valid: Mapping[str, pl.LazyFrame],
+    invalid: Mapping[str, pl.LazyFrame],
     wanted: Sequence[tuple[Rule, Member]],
 ) -> Iterator[dg.AssetCheckResult]:
-    """Each filter is a rule on a member's valid rows, evaluated by the one evaluator: one
-    streaming pass per member counts every filter, then the removed rows are sampled."""
+    """Each filter, and each propagating member's failures, is a rule on a member's valid
+    rows, evaluated by the one evaluator: one streaming pass per member counts them all,
+    then the removed rows are sampled."""
     kept = kept_keys(run.collection, valid)
+    dropped = dropped_keys(run, invalid, list({rule.name: rule for rule, _ in wanted}.values()))
     key = run.collection.common_primary_key()
     for member in run.members:
         mine = [rule for rule, m in wanted if m is member]
@@ -222,7 +260,12 @@ def _filter_results(
             continue
         evaluation = evaluate(
             valid[member.name],
-            [filter_membership(rule, key, kept[rule.name]) for rule in mine],
+            [
+                propagation_membership(rule, key, dropped[rule.name])
+                if rule.name in dropped
+                else filter_membership(rule, key, kept[rule.name])
+                for rule in mine
+            ],
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
         )

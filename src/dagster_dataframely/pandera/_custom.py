@@ -186,9 +186,10 @@ def _batched(
 
 
 def _verdict(out: Any, height: int, name: str) -> pl.Series:
-    """A check's output as one boolean per row (Pandera folds several columns with `&`)."""
+    """A check's output as one boolean per row (Pandera folds several columns with `&`). A
+    verdict for the whole table stays one value on an empty table, which it can fail."""
     if isinstance(out, bool) or type(out).__name__ == "bool_":
-        return pl.Series(name, [bool(out)] * height, dtype=pl.Boolean)
+        return pl.Series(name, [bool(out)] * max(height, 1), dtype=pl.Boolean)
     if isinstance(out, pl.LazyFrame):
         out = out.collect()
     if not isinstance(out, pl.DataFrame):
@@ -199,8 +200,10 @@ def _verdict(out: Any, height: int, name: str) -> pl.Series:
     series = out.to_series() if out.width == 1 else out.select(pl.all_horizontal(pl.all()))[:, 0]
     if series.dtype != pl.Boolean:
         raise TypeError(f"Pandera check {name!r} returned {series.dtype} values, not booleans.")
-    if len(series) == 1 and height != 1:
+    if len(series) == 1 and height > 1:
         return series.new_from_index(0, height)  # one verdict for the whole table
+    if len(series) == 1 and height == 0:
+        return series
     if len(series) != height:
         raise ValueError(f"Pandera check {name!r} returned {len(series)} rows for {height}.")
     return series

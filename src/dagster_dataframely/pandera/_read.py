@@ -13,6 +13,7 @@ from typing import Any
 from pandera.api.polars.components import Column
 from pandera.api.polars.container import DataFrameSchema
 from pandera.api.polars.model import DataFrameModel
+from pandera.dtypes import DataType
 from pandera.errors import SchemaInitError
 
 from ..errors import UnsupportedSchemaError
@@ -134,6 +135,13 @@ def _schema_problems(source: PanderaSchema) -> list[str]:
         )
     if getattr(schema, "parsers", None):
         problems.append(_PARSERS.format(where="the schema"))
+    if not schema.columns and (schema.checks or schema.dtype is not None):
+        problems.append(
+            "dataframe checks or a schema-wide dtype on a schema that declares no columns: "
+            "Pandera applies them to whatever columns the frame has; a Dataframely schema "
+            "checks the columns it declares. Declare the columns they should cover "
+            "(columns={'a': pa.Column(...)})"
+        )
     for name, column in schema.columns.items():
         problems.extend(_column_problems(name, column, source.column_dtype(column)))
     for check in schema.checks:
@@ -178,6 +186,12 @@ def _column_problems(name: str, column: Column, dtype: Any) -> list[str]:
             f"no dtype on non-nullable {where}: Pandera then rejects NaN only if the data is "
             "float, which a rule cannot know. Declare the dtype"
         )
+    elif data_dependent(dtype):
+        problems.append(
+            f"custom dtype {type(dtype).__name__} on {where} overrides check(), which may "
+            "look at the data; Dataframely checks a column's dtype only. Declare the polars "
+            "dtype (pa.Column(pl.String)) and move the data condition to a pa.Check"
+        )
     elif dtype is not None:
         try:
             column_type(dtype)
@@ -186,6 +200,15 @@ def _column_problems(name: str, column: Column, dtype: Any) -> list[str]:
     for check in column.checks:
         problems.extend(_check_problems(where, check))
     return problems
+
+
+def data_dependent(dtype: Any) -> bool:
+    """Whether `dtype` is a user's Pandera dtype with a `check()` of its own: Pandera passes
+    that method the data, so its verdict may depend on values, not the dtype alone."""
+    method = getattr(type(dtype), "check", None)
+    return isinstance(dtype, DataType) and not getattr(method, "__module__", "").startswith(
+        "pandera."
+    )
 
 
 def _check_problems(where: str, check: Any) -> list[str]:

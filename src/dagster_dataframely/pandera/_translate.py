@@ -8,12 +8,19 @@ from typing import Any
 
 import dataframely as dy
 import polars as pl
+from pandera.api.checks import Check
+from pandera.api.polars.components import Column
+from pandera.api.polars.container import DataFrameSchema
+from pandera.api.polars.model import DataFrameModel
 
 from .._engine.severity import warn
+from .._engine.table_verdicts import judging_table
 from ._custom import run_pandera_check
 from ._plan import Entry, SchemaPlan, Template, plan
 
-_CACHE: dict[int, tuple[Any, type[dy.Schema]]] = {}
+#: id(model) -> (model, its content's fingerprint, the objects the fingerprint names by id,
+#: the translation). Model and objects are kept so that no id is reused while cached.
+_CACHE: dict[int, tuple[Any, Any, list[Any], type[dy.Schema]]] = {}
 _LOCK = threading.Lock()
 
 
@@ -21,18 +28,54 @@ def to_dataframely(model: Any) -> type[dy.Schema]:
     """The Dataframely schema with the same verdicts, row by row, as a Pandera polars model.
 
     `model` is a `pandera.polars.DataFrameModel` subclass or a `pandera.polars.DataFrameSchema`.
-    The translation happens once per model: the same model gives the same class.
+    The translation happens once per model and content: the same model gives the same class
+    until it is changed in place (`schema.strict = True`, a check appended to a column),
+    which gives a new translation.
 
     Raises:
         UnsupportedSchemaError: The model uses a feature Dataframely cannot honour; the
             message names each one, its column, and the way out.
     """
+    kept: list[Any] = []
+    content = _fingerprint(_content(model), kept)
     with _LOCK:
         cached = _CACHE.get(id(model))
-        if cached is None:
-            cached = (model, build(plan(model)))  # the model is kept, so its id stays its own
-            _CACHE[id(model)] = cached
-    return cached[1]
+        if cached is not None and cached[1] == content:
+            return cached[3]
+        schema = build(plan(model))
+        _CACHE[id(model)] = (model, content, kept, schema)
+    return schema
+
+
+def _content(model: Any) -> Any:
+    """The Pandera schema a translation of `model` reads: `model` itself, or the one behind
+    a model class (None where `plan` will refuse it)."""
+    if isinstance(model, DataFrameSchema):
+        return model
+    if isinstance(model, type) and issubclass(model, DataFrameModel):
+        try:
+            return model.to_schema()
+        except Exception:  # a model Pandera cannot build: `plan` says why
+            return None
+    return None
+
+
+def _fingerprint(value: Any, kept: list[Any]) -> Any:
+    """`value` as nested tuples that compare equal while it is unchanged: a schema, column or
+    check by its attributes, containers by their items, anything else (functions, dtypes,
+    Series) by identity, kept alive in `kept`. Pandera's own `==` can raise on a Series."""
+    if value is None or isinstance(value, (str, int, bool)):
+        return value
+    if isinstance(value, float):
+        return repr(value)  # NaN equals itself
+    if isinstance(value, (list, tuple, set, frozenset)):
+        return type(value).__name__, tuple(_fingerprint(item, kept) for item in value)
+    if isinstance(value, dict):
+        return "dict", tuple((repr(k), _fingerprint(v, kept)) for k, v in value.items())
+    if isinstance(value, (DataFrameSchema, Column, Check)):
+        return type(value).__qualname__, _fingerprint(vars(value), kept)
+    kept.append(value)
+    return type(value).__qualname__, id(value)
 
 
 def build(schema_plan: SchemaPlan) -> type[dy.Schema]:
@@ -57,6 +100,14 @@ def build(schema_plan: SchemaPlan) -> type[dy.Schema]:
     for rule in schema_plan.rules:
         namespace[rule.name] = dy.rule()(_rule(rule, frame))
     schema: type[dy.Schema] = type(schema_plan.class_name, (dy.Schema,), namespace)
+    # Pandera fails an empty table on a check whose verdict is one False (`pl.len() > 0`).
+    judging_table(
+        schema,
+        frozenset(
+            [f"{c.name}|check__{e.name}" for c in schema_plan.columns for e in c.checks]
+            + [rule.name for rule in schema_plan.rules]
+        ),
+    )
     return warn(*schema_plan.warn)(schema) if schema_plan.warn else schema
 
 

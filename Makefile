@@ -12,6 +12,11 @@ BIN := $(VENV)/bin
 
 # uv must use the machine's interpreter: it cannot download one here.
 export UV_PYTHON_DOWNLOADS := never
+# Every environment is built with bytecode (`uv sync`, `uv pip sync`/`install` all read this):
+# uv does not compile by default, and where PYTHONDONTWRITEBYTECODE is set (CI shells, this
+# machine) Python never caches it, so each Dagster step process would compile Dagster and its
+# dependencies again, 4-4.8 s of start-up per process instead of 1.5 s.
+export UV_COMPILE_BYTECODE := 1
 
 # The demo's tables, its Dagster instance (DAGSTER_HOME) and logs: kept, so `make ui` shows them.
 DEMO_DIR := $(CURDIR)/.demo
@@ -95,7 +100,10 @@ constraints: $(UV)
 		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)
 
 # Materialize the demo pipeline through the `dagster` CLI and print what the checks found.
+# The two editable packages are compiled first (uv compiles only what it installs; a no-op
+# when the bytecode is current), so no step process compiles them again.
 demo: install
+	@$(BIN)/python -m compileall -q src examples/src
 	@$(DEMO_ENV) $(BIN)/python -m dagster_dataframely_demo
 
 # The Dagster UI over the demo's instance, on this machine only.

@@ -13,12 +13,16 @@ Each case and method runs in its own subprocess, the frame built before the cloc
 
 - evaluator: `evaluate` on the frame (counts, and up to 5 failing rows per failing rule),
   what every check and `dd.asset` runs;
+- results: `dd.wiring.check_results` on the frame, from the schema class (its rule catalogue
+  built on the clock) to one `AssetCheckResult` per rule, metadata and samples included:
+  what a check step pays in all;
 - filter: `Schema.filter(frame, cast=False)` and `failure.counts()`.
 
 Printed: seconds and CPU seconds (each the median of `--repeat` runs; CPU time is steadier
-on a busy machine), the evaluator's ratios to `Schema.filter`, and the evaluator's CPU
-milliseconds per column, which stay flat when its time grows linearly with the width.
-Target (issue 8): the evaluator within 3x of `Schema.filter` at 1,000 columns.
+on a busy machine), the evaluator's and the results' ratios to `Schema.filter`, and the
+evaluator's CPU milliseconds per column, which stay flat when its time grows linearly with the
+width. Targets at 1,000 columns: the evaluator within 3x of `Schema.filter` (issue 8), the
+results within 1.5x (issue 19).
 """
 
 from __future__ import annotations
@@ -28,9 +32,10 @@ import argparse
 from _measure import child_figures, dispatch, interleaved, measured
 
 CASES = ("failing", "mixed")
-METHODS = ("evaluator", "filter")
+METHODS = ("evaluator", "results", "filter")
 SAMPLES = 5
 TARGET = 3.0
+RESULTS_TARGET = 1.5
 
 
 def schema(columns: int) -> type:
@@ -77,10 +82,11 @@ def measure(method: str, case: str, columns: str, rows: str) -> dict[str, float]
     """Run one method on one case in this process and report its figures (JSON on stdout)."""
     from dagster_dataframely._engine.catalogue import rules
     from dagster_dataframely._engine.evaluate import evaluate
+    from dagster_dataframely.wiring import check_results
 
     wide = schema(int(columns))
     data = frame(int(columns), int(rows), case)
-    catalogue = rules(wide)
+    catalogue = rules(wide) if method == "evaluator" else []
     with measured() as figures:
         if method == "evaluator":
             found = evaluate(
@@ -91,6 +97,13 @@ def measure(method: str, case: str, columns: str, rows: str) -> dict[str, float]
             )
             failed = {name: count for name, count in found.failed.items() if count}
             assert all(sample.height <= SAMPLES for sample in found.samples.values())
+        elif method == "results":
+            found = list(check_results(wide, data, asset_key="wide", max_failure_samples=SAMPLES))
+            failed = {
+                str(result.check_name): result.metadata["dy_failed_count"].value
+                for result in found
+                if not result.passed
+            }
         else:
             _, failure = wide.filter(data, cast=False)  # type: ignore[attr-defined]
             failed = failure.counts()
@@ -100,12 +113,13 @@ def measure(method: str, case: str, columns: str, rows: str) -> dict[str, float]
 def main(columns: list[int], rows: int, repeat: int) -> None:
     header = (
         f"{'case':7} {'columns':>7} {'failing rules':>13} | {'evaluator s':>11} "
-        f"{'filter s':>9} {'ratio':>6} | {'evaluator cpu s':>15} {'filter cpu s':>12} "
-        f"{'ratio':>6} | {'evaluator cpu ms/column':>23}"
+        f"{'results s':>9} {'filter s':>9} {'ratios':>11} | {'evaluator cpu s':>15} "
+        f"{'results cpu s':>13} {'filter cpu s':>12} {'ratios':>11} | "
+        f"{'evaluator cpu ms/column':>23}"
     )
     print(header)
     print("-" * len(header))
-    ratios: dict[str, tuple[float, float]] = {}
+    ratios: dict[str, dict[str, tuple[float, float]]] = {}
     for case in CASES:
         for width in columns:
 
@@ -114,25 +128,33 @@ def main(columns: list[int], rows: int, repeat: int) -> None:
                 return child_figures(__file__, *arguments, label=f"{method} {case} {width}")
 
             found = interleaved(METHODS, repeat, run)
-            ours, theirs = found["evaluator"], found["filter"]
-            if ours["failed"] != theirs["failed"]:
+            ours, full, theirs = found["evaluator"], found["results"], found["filter"]
+            if not ours["failed"] == full["failed"] == theirs["failed"]:
                 raise SystemExit(f"{case} {width}: failing-row counts differ from Dataframely's")
-            wall = ours["seconds"] / theirs["seconds"]
-            cpu = ours["cpu_seconds"] / theirs["cpu_seconds"]
-            ratios[case] = wall, cpu
+            ratios[case] = {
+                method: (
+                    found[method]["seconds"] / theirs["seconds"],
+                    found[method]["cpu_seconds"] / theirs["cpu_seconds"],
+                )
+                for method in ("evaluator", "results")
+            }
+            (wall, cpu), (full_wall, full_cpu) = ratios[case].values()
             print(
                 f"{case:7} {width:>7} {int(ours['rules']):>13} | {ours['seconds']:11.2f} "
-                f"{theirs['seconds']:9.2f} {wall:6.2f} | {ours['cpu_seconds']:15.2f} "
-                f"{theirs['cpu_seconds']:12.2f} {cpu:6.2f} | "
+                f"{full['seconds']:9.2f} {theirs['seconds']:9.2f} {wall:5.2f} {full_wall:5.2f} | "
+                f"{ours['cpu_seconds']:15.2f} {full['cpu_seconds']:13.2f} "
+                f"{theirs['cpu_seconds']:12.2f} {cpu:5.2f} {full_cpu:5.2f} | "
                 f"{ours['cpu_seconds'] * 1000 / width:23.2f}",
                 flush=True,
             )
     widest = max(columns)
-    for case, (wall, cpu) in ratios.items():
-        print(
-            f"{case}: evaluator {wall:.2f}x Schema.filter's time ({cpu:.2f}x its CPU time)", end=""
-        )
-        print(f" at {widest} columns (target <= {TARGET}x)")
+    for case, by_method in ratios.items():
+        for method, (wall, cpu) in by_method.items():
+            target = TARGET if method == "evaluator" else RESULTS_TARGET
+            print(
+                f"{case}: {method} {wall:.2f}x Schema.filter's time ({cpu:.2f}x its CPU time) "
+                f"at {widest} columns (target <= {target}x)"
+            )
 
 
 if __name__ == "__main__":

@@ -32,6 +32,32 @@ def test_every_rule_has_its_column_check_name_and_severity() -> None:
     assert catalogue["paid_orders_have_amount"].check_name == "dy_rule__paid_orders_have_amount"
 
 
+class Piped(dy.Schema):
+    a = dy.Int64(min=0)
+    a_b = dy.Int64(alias="a|b", min=1)
+    a_b_c = dy.Int64(alias="a|b|c", nullable=True, max=9)
+
+
+def test_a_rule_belongs_to_the_longest_column_its_name_starts_with() -> None:
+    # A column name may hold `|`, the separator of a rule name: `a|b|c|max` is `a|b|c`'s,
+    # `a|b|min` is `a|b`'s, not `a`'s rule `b|min`; names and the Columns tab follow.
+    catalogue = _by_name(Piped)
+
+    owners = {name: (rule.column, rule.description) for name, rule in catalogue.items()}
+
+    assert owners["a|min"] == ("a", "a >= 0")
+    assert owners["a|b|min"] == ("a|b", "a|b >= 1")
+    assert owners["a|b|c|max"] == ("a|b|c", "a|b|c <= 9")
+    assert owners["a|b|nullability"][0] == "a|b"
+
+
+def test_warn_on_a_piped_column_reaches_its_rules_only() -> None:
+    catalogue = _by_name(Piped, warn="a|b")
+
+    assert catalogue["a|b|min"].severity == "warn"
+    assert catalogue["a|min"].severity == catalogue["a|b|c|max"].severity == "error"
+
+
 def test_descriptions_come_from_docstrings_else_rendered_constraints() -> None:
     catalogue = _by_name(OrdersSchema)
     assert catalogue["amount|min"].description == "amount >= 0"

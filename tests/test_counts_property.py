@@ -13,12 +13,14 @@ import math
 
 import dataframely as dy
 import polars as pl
+import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 
+from dagster_dataframely._engine import evaluate as evaluate_module
 from dagster_dataframely._engine.catalogue import rules
-from dagster_dataframely._engine.evaluate import evaluate, rule_columns
+from dagster_dataframely._engine.evaluate import _HASH, _key_hash, evaluate, rule_columns
 from dagster_dataframely.wiring import check_results
 
 
@@ -148,3 +150,61 @@ def test_samples_are_the_first_failing_rows_up_to_the_limit(frame: pl.DataFrame)
         if rule.distinct_over is None:  # window and scalar rules too: judged on the whole frame
             first = frame.filter(~flags[rule.check_name]).select(sample.columns).head(3)
             assert_frame_equal(sample, first)
+
+
+# ---------------------- the prefilter of unique and primary-key rules ---------------------- #
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=_FRAMES, bits=st.sampled_from([1, 2, 3]))
+def test_counts_stay_exact_when_nearly_every_key_hash_collides(
+    frame: pl.DataFrame, bits: int
+) -> None:
+    # A prefilter of 1-3 bits makes almost every row a false candidate: the exact count alone
+    # must tell repeated keys from keys that merely share a hash.
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evaluate_module, "_NARROW_BITS", bits)
+        evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=2)
+    assert {k: v for k, v in evaluation.failed.items() if v} == _expected(frame)
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frame=_FRAMES)
+def test_counts_stay_exact_when_the_frame_is_too_long_for_narrow_hashes(
+    frame: pl.DataFrame,
+) -> None:
+    # Beyond `_NARROW_ROWS` rows the prefilter hashes again at 64 bits (here: beyond 0 rows).
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(evaluate_module, "_NARROW_ROWS", 0)
+        evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=2)
+    assert {k: v for k, v in evaluation.failed.items() if v} == _expected(frame)
+
+
+class Refs(dy.Schema):
+    ref = dy.Int64(primary_key=True)
+
+
+def _colliding_keys() -> tuple[int, int]:
+    """Two distinct keys whose 32-bit prefilter hashes are equal, found by a birthday search
+    (about 93k keys make a collision likely; 400k make one all but certain)."""
+    keys = pl.DataFrame({"ref": pl.int_range(400_000, eager=True)})
+    narrow = keys.select("ref", _key_hash(("ref",), 32)).filter(pl.col(_HASH).is_duplicated())
+    first, second = narrow.sort(_HASH).head(2)["ref"]
+    return first, second
+
+
+def test_keys_sharing_a_32_bit_hash_are_counted_apart() -> None:
+    first, second = _colliding_keys()
+    distinct = pl.DataFrame({"ref": [first, 7, second]})
+    repeated = pl.DataFrame({"ref": [first, second, second, 7]})
+
+    counts = [
+        evaluate(frame.lazy(), rules(Refs), max_failure_samples=2).failed["primary_key"]
+        for frame in (distinct, repeated)
+    ]
+
+    assert counts == [0, 2]
+    assert counts == [
+        Refs.filter(f, cast=False).failure.counts().get("primary_key", 0)
+        for f in (distinct, repeated)
+    ]

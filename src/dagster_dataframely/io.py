@@ -45,15 +45,17 @@ import tempfile
 import types
 import uuid
 from collections.abc import Sequence
-from typing import Any, Union, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Union, get_args, get_origin
 
 import dagster as dg
 import polars as pl
 from pydantic import Field
-from upath import UPath
 
 from ._engine.display import type_name
 from .errors import UnsupportedFrameError
+
+if TYPE_CHECKING:  # universal-pathlib loads fsspec: imported when a path is first built
+    from upath import UPath
 
 __all__ = ["ParquetIOManager"]
 
@@ -94,6 +96,8 @@ class ParquetIOManager(dg.ConfigurableIOManager):
     )
 
     def _root(self) -> UPath:
+        from upath import UPath
+
         root = UPath(self.base_dir)
         return root.expanduser().absolute() if root.protocol == "" else root
 

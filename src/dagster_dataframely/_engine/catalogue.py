@@ -77,7 +77,7 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
     judging = judges_table(schema)
     catalogue = []
     for name, expr in expressions.items():
-        column, suffix = rule_owner(name, list(columns))
+        column, suffix = rule_owner(name, columns)
         if column is None:
             description = _schema_rule_description(schema, name)
         else:

@@ -15,7 +15,7 @@ Two facts are read here, each pinned by `tests/test_dataframely_private.py`:
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Container
 from typing import Any
 
 import dataframely as dy
@@ -34,17 +34,19 @@ def schema_rule_function(schema: type[dy.Schema], name: str) -> Callable[..., An
     return function if callable(function) else None
 
 
-def rule_owner(rule: str, columns: list[str]) -> tuple[str | None, str]:
+def rule_owner(rule: str, columns: Container[str]) -> tuple[str | None, str]:
     """Split a rule name into its column (None for schema-level rules) and its suffix.
 
     Column rules are named `<column>|<suffix>`; a column name may itself contain `|`, so
-    the longest column that prefixes the name wins.
+    the longest column that prefixes the name wins. Only the prefixes ending before a `|` of
+    the name are looked up, so a schema's rules map to columns in one pass, however wide.
     """
-    owners = [c for c in columns if rule.startswith(f"{c}|")]
-    if not owners:
-        return None, rule
-    column = max(owners, key=len)
-    return column, rule[len(column) + 1 :]
+    cut = rule.rfind("|")
+    while cut > 0:
+        if rule[:cut] in columns:
+            return rule[:cut], rule[cut + 1 :]
+        cut = rule.rfind("|", 0, cut)
+    return None, rule
 
 
 def collection_filters(collection: type[dy.Collection]) -> dict[str, Callable[[Any], pl.LazyFrame]]:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import math
 from datetime import datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import dagster as dg
@@ -83,38 +84,53 @@ def table(
 ) -> dg.TableMetadataValue:
     """The first rows and columns of `frame` as a Dagster table; a missing value is `null`
     (for rows of data, pass `null="null"`) or an empty cell (the default, for tables where a
-    missing value means "not applicable")."""
-    shown = frame.select(frame.columns[:MAX_COLUMNS]).head(min(max_rows, MAX_ROWS))
-    schema = dg.TableSchema(
-        columns=[dg.TableColumn(name, _column_type(dtype)) for name, dtype in shown.schema.items()]
-    )
+    missing value means "not applicable").
+
+    Built column by column from the frame's own series, with no query: a check step builds
+    one per failing check, thousands on a wide schema.
+    """
+    rows = min(max_rows, MAX_ROWS)
+    shown = [series.head(rows) for series in frame.get_columns()[:MAX_COLUMNS]]
+    names = [series.name for series in shown]
     records = [
-        dg.TableRecord({name: cell(value, null=null) for name, value in row.items()})
-        for row in python_rows(shown)
+        dg.TableRecord(
+            {name: cell(value, null=null) for name, value in zip(names, row, strict=True)}
+        )
+        for row in zip(*(python_values(series) for series in shown), strict=True)
     ]
+    schema = _table_schema(tuple((series.name, _column_type(series.dtype)) for series in shown))
     return dg.MetadataValue.table(records=records, schema=schema)
 
 
+@lru_cache(maxsize=1024)
+def _table_schema(columns: tuple[tuple[str, str], ...]) -> dg.TableSchema:
+    """One `TableSchema` per shape: the samples of a column's rules share theirs."""
+    return dg.TableSchema(columns=[dg.TableColumn(name, kind) for name, kind in columns])
+
+
 def python_rows(frame: pl.DataFrame) -> list[dict[str, Any]]:
-    """`frame.iter_rows(named=True)`, except that a date or datetime Python cannot hold
-    (before year 1 or after 9999, which polars stores) is text: polars panics converting it."""
-    beyond: dict[tuple[int, str], str] = {}
-    for name, dtype in frame.schema.items():
-        if not isinstance(dtype, (pl.Date, pl.Datetime)):
-            continue
-        unit = dtype.time_unit if isinstance(dtype, pl.Datetime) else "d"
-        physical = frame[name].to_physical()
-        outside = (physical < _physical(datetime.min, unit)) | (
-            physical > _physical(datetime.max, unit)
-        )
-        if outside.any():
-            for index in outside.arg_true().to_list():
-                beyond[index, name] = f"{physical[index]} {_UNITS[unit]} from 1970-01-01"
-            frame = frame.with_columns(pl.when(~outside).then(pl.col(name)).alias(name))
-    rows = list(frame.iter_rows(named=True))
-    for (index, name), text in beyond.items():
-        rows[index][name] = text
-    return rows
+    """`frame.iter_rows(named=True)`, with each column converted by `python_values`."""
+    columns = {series.name: python_values(series) for series in frame.get_columns()}
+    return [dict(zip(columns, row, strict=True)) for row in zip(*columns.values(), strict=True)]
+
+
+def python_values(series: pl.Series) -> list[Any]:
+    """`series.to_list()`, except that a date or datetime Python cannot hold (before year 1 or
+    after 9999, which polars stores) is text: polars panics converting it."""
+    dtype = series.dtype
+    if not isinstance(dtype, (pl.Date, pl.Datetime)):
+        return series.to_list()
+    unit = dtype.time_unit if isinstance(dtype, pl.Datetime) else "d"
+    physical = series.to_physical()
+    outside = (physical < _physical(datetime.min, unit)) | (
+        physical > _physical(datetime.max, unit)
+    )
+    if not outside.any():
+        return series.to_list()
+    values = pl.select(pl.when(~outside).then(series)).to_series().to_list()
+    for index in outside.arg_true().to_list():
+        values[index] = f"{physical[index]} {_UNITS[unit]} from 1970-01-01"
+    return values
 
 
 _UNITS = {"d": "days", "ms": "ms", "us": "us", "ns": "ns"}

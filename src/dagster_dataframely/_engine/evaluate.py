@@ -2,11 +2,12 @@
 
 A rule fails a row where its expression is `False`; `null` passes, as in
 `Schema.filter(cast=False)`. Counts are streaming aggregations over the lazy plan, so memory
-does not grow with the table. `unique` and primary-key rules sort 64-bit key hashes to find
-the keys that may repeat, then count exactly among those rows: memory grows with the number
-of rows (8 bytes each), not with the width of the keys. Samples come from one bounded head of
-the frame, so their cost grows with the number of failing rules, not with rules times width;
-beyond the counts, only that head and the sampled rows are ever materialized.
+does not grow with the table. `unique` and primary-key rules sort key hashes (32 bits, 64
+beyond `_NARROW_ROWS` rows) to find the keys that may repeat, then count exactly among those
+rows: memory grows with the number of rows (4 bytes each), not with the width of the keys.
+Samples come from one bounded head of the frame, so their cost grows with the number of
+failing rules, not with rules times width; beyond the counts, only that head and the sampled
+rows are ever materialized.
 """
 
 from __future__ import annotations
@@ -32,6 +33,13 @@ _SAMPLE_COLUMNS = 8
 _PASS = pl.lit(True)  # built once: a literal per rule costs more than the rest of its flag
 #: The most cells (rows x columns) the head of a frame that samples are taken from may hold.
 _HEAD_CELLS = 1 << 20
+#: The prefilter of `unique` and primary-key rules hashes keys to `_NARROW_BITS` bits up to
+#: this many rows, to 64 beyond. Two distinct keys share a 32-bit hash with probability 2^-32,
+#: so n rows make about n^2 / 2^32 false candidates, which the exact count settles: up to 2^28
+#: rows, at most one row in 16 (half the memory of 64-bit hashes buys that). A larger frame,
+#: known only once counted, hashes again at 64 bits.
+_NARROW_ROWS = 1 << 28
+_NARROW_BITS = 32
 
 
 @dataclass(frozen=True)
@@ -145,27 +153,27 @@ def evaluate(
         *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
     )
     # `unique` and primary-key rules: first the keys whose hash repeats (a cheap sort of
-    # 64-bit hashes), then an exact grouped count over the rows with those hashes only. A
+    # narrow hashes), then an exact grouped count over the rows with those hashes only. A
     # valid table never reaches the second step; a hash collision only costs a candidate.
     distinct = [rule for rule in rules if rule.distinct_over is not None]
     schema = lf.collect_schema()
-    hashable = {rule.name: _hashable(schema, rule.distinct_over or ()) for rule in distinct}
+    hashed = [r for r in distinct if _hashable(schema, r.distinct_over or ())]
+    bits = _NARROW_BITS
     first = pl.collect_all(
-        [
-            counts,
-            *(
-                _repeated_hashes(lf, rule.distinct_over or ())
-                for rule in distinct
-                if hashable[rule.name]
-            ),
-        ],
+        [counts, *(_repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed)],
         engine="streaming",
     )
     failed: dict[str, int] = {name: int(first[0][name][0] or 0) for name in first[0].columns}
-    hashes = dict(zip([r.name for r in distinct if hashable[r.name]], first[1:], strict=True))
+    found = first[1:]
+    if hashed and failed[_ROWS] > _NARROW_ROWS:  # too many false candidates: hash wider
+        bits = 64
+        found = pl.collect_all(
+            [_repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed], engine="streaming"
+        )
+    hashes = dict(zip([r.name for r in hashed], found, strict=True))
     exact = {
         rule.name: _repeats(
-            lf if rule.name not in hashes else _with_hashes(lf, rule, hashes[rule.name]),
+            lf if rule.name not in hashes else _with_hashes(lf, rule, hashes[rule.name], bits),
             rule.distinct_over or (),
             max_failure_samples,
         )
@@ -226,8 +234,12 @@ def _repeats(lf: pl.LazyFrame, keys: tuple[str, ...], limit: int) -> pl.LazyFram
     )
 
 
-def _key_hash(keys: tuple[str, ...]) -> pl.Expr:
-    return pl.struct(keys).hash(seed=0x5EED).alias(_HASH)
+def _key_hash(keys: tuple[str, ...], bits: int) -> pl.Expr:
+    """The keys' hash, its low `bits` bits only when fewer than 64 (a UInt32 up to 32)."""
+    full = pl.struct(keys).hash(seed=0x5EED)
+    if bits >= 64:
+        return full.alias(_HASH)
+    return (full & ((1 << bits) - 1)).cast(pl.UInt32 if bits <= 32 else pl.UInt64).alias(_HASH)
 
 
 def _hashable(schema: pl.Schema, keys: tuple[str, ...]) -> bool:
@@ -236,17 +248,26 @@ def _hashable(schema: pl.Schema, keys: tuple[str, ...]) -> bool:
     return not any(schema[key].is_float() or schema[key].is_nested() for key in keys)
 
 
-def _repeated_hashes(lf: pl.LazyFrame, keys: tuple[str, ...]) -> pl.LazyFrame:
-    """The key hashes that occur on more than one row, found by sorting the hashes."""
+def _repeated_hashes(lf: pl.LazyFrame, keys: tuple[str, ...], bits: int = 64) -> pl.LazyFrame:
+    """The `bits`-bit key hashes that occur on more than one row, found by sorting them."""
     hashed = pl.col(_HASH)
     repeats = (hashed == hashed.shift(1)) | (hashed == hashed.shift(-1))
-    return lf.select(_key_hash(keys)).sort(_HASH).filter(repeats.fill_null(False)).unique(_HASH)
+    return (
+        lf.select(_key_hash(keys, bits)).sort(_HASH).filter(repeats.fill_null(False)).unique(_HASH)
+    )
 
 
-def _with_hashes(lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame) -> pl.LazyFrame:
-    """The rows of `lf` whose key hash is among `hashes`: every row that may repeat its key."""
+def _with_hashes(
+    lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame, bits: int = 64
+) -> pl.LazyFrame:
+    """The rows of `lf` whose `bits`-bit key hash is among `hashes`: every row that may
+    repeat its key."""
     keys = rule.distinct_over or ()
-    return lf.select(*keys, _key_hash(keys)).join(hashes.lazy(), on=_HASH, how="semi").drop(_HASH)
+    return (
+        lf.select(*keys, _key_hash(keys, bits))
+        .join(hashes.lazy(), on=_HASH, how="semi")
+        .drop(_HASH)
+    )
 
 
 def _samples(

@@ -63,7 +63,7 @@ def declared(schema: type[dy.Schema] | type[dy.Collection]) -> frozenset[str]:
 
 def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozenset[str]:
     """The rule names of `schema` that are `"warn"`: declared ones plus `extra`."""
-    columns = list(schema.columns())
+    columns = schema.columns()
     owners = {rule: rule_owner(rule, columns)[0] for rule in rule_expressions(schema)}
     names = declared(schema) | frozenset(extra)
     unknown = sorted(n for n in names if n not in owners and n not in columns)

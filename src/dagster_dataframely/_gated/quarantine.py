@@ -15,12 +15,11 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Sequence
-from typing import Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
-from upath import UPath
 
 from .._checks import step_internals
 from .._checks.asset_keys import parse_asset_key
@@ -29,6 +28,9 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from ..errors import QuarantineKeyCollisionError, QuarantineLayoutError
 from ..io import parquet_path, write_frame
+
+if TYPE_CHECKING:  # universal-pathlib loads fsspec: imported when a path is first built
+    from upath import UPath
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
 QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
@@ -213,6 +215,8 @@ def quarantine_path(
     unsafe characters out of file names (`2024-01-01-00:00` -> `2024-01-01-00~3A00`).
     `quarantine_dir` defaults to the `quarantine_dir` setting.
     """
+    from upath import UPath
+
     root = UPath(resolve("quarantine_dir", quarantine_dir)).expanduser().absolute()
     return parquet_path(root, quarantine_key(key), partition_key)
 

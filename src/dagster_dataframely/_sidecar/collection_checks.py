@@ -32,7 +32,7 @@ from ..errors import (
     UnsupportedSchemaError,
 )
 from ..sources import Source, SourceLike, as_source, reading
-from ..sources._loading import READ_ERRORS
+from ..sources._loading import read_errors
 from .collection_evaluate import CollectionRun, Member, collection_results
 from .collection_rules import filter_rules, propagated_member
 from .schema_checks import with_not_evaluated
@@ -156,7 +156,7 @@ def _reading_members(
     join may meet in any member, as `SourceReadError` naming every member and its reader."""
     try:
         yield
-    except READ_ERRORS as error:
+    except read_errors() as error:
         read = "; ".join(
             f"{m.name} (asset {m.key.to_user_string()}) from {readers[m.name].describe()}"
             for m in members

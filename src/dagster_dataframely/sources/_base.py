@@ -11,7 +11,7 @@ import dagster as dg
 import polars as pl
 
 from ..errors import SourceReadError
-from ._loading import READ_ERRORS
+from ._loading import read_errors
 
 
 class Source(ABC):
@@ -44,7 +44,7 @@ def reading(asset_key: dg.AssetKey, source: Source) -> Iterator[None]:
     `SourceReadError` naming the asset and the source, not only the step."""
     try:
         yield
-    except READ_ERRORS as error:
+    except read_errors() as error:
         raise SourceReadError(
             f"Could not read asset {asset_key.to_user_string()} from {source.describe()}: "
             f"{type(error).__name__}: {error}. Check that the asset was materialized (for this "

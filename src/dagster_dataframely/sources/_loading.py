@@ -20,6 +20,7 @@ reads through a resource still works. A failed load names the asset and the IO m
 
 from __future__ import annotations
 
+import sys
 import typing
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
@@ -33,15 +34,19 @@ from .._engine.display import type_name
 from .._engine.evaluate import as_lazy
 from ..errors import IOManagerLoadError, UnsupportedFrameError
 
-#: The exceptions of reading a table (a missing or truncated file, a refused query), as
-#: opposed to a rule whose expression is wrong: re-raised naming the asset and the reader.
-READ_ERRORS: tuple[type[Exception], ...] = (OSError, pl.exceptions.ComputeError)
-try:
-    import duckdb
 
-    READ_ERRORS += (duckdb.Error,)
-except ImportError:  # pragma: no cover - duckdb is optional
-    pass
+def read_errors() -> tuple[type[Exception], ...]:
+    """The exceptions of reading a table (a missing or truncated file, a refused query), as
+    opposed to a rule whose expression is wrong: re-raised naming the asset and the reader.
+
+    Called in an `except` clause, so only once something was raised: a DuckDB error can only
+    come from a duckdb that is already imported, and importing it here (32 MB, every step
+    process) just to name its class would cost the processes that never read DuckDB.
+    """
+    duckdb = sys.modules.get("duckdb")
+    found: tuple[type[Exception], ...] = (OSError, pl.exceptions.ComputeError)
+    return found if duckdb is None else (*found, duckdb.Error)
+
 
 #: What the IO manager is asked for, in order; None is its own default (an `Any` input).
 _ATTEMPTS: tuple[type | None, ...] = (pl.LazyFrame, None, pl.DataFrame)
@@ -93,7 +98,7 @@ def stored_table(
         )
         try:
             yield frame
-        except READ_ERRORS as error:  # a lazy load fails when read: a truncated file
+        except read_errors() as error:  # a lazy load fails when read: a truncated file
             raise _load_error(asset_key, io_manager_key, partition, error) from error
 
 

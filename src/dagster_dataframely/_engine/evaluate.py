@@ -12,7 +12,7 @@ beyond the counts, only that head and the sampled rows are ever materialized.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dataframely as dy
@@ -32,6 +32,8 @@ _SAMPLE_COLUMNS = 8
 _PASS = pl.lit(True)  # built once: a literal per rule costs more than the rest of its flag
 #: The most cells (rows x columns) the head of a frame that samples are taken from may hold.
 _HEAD_CELLS = 1 << 20
+#: The engine name of this evaluator, in `Evaluation.engines` and a check's `dy_engine`.
+POLARS = "polars"
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,9 @@ class Evaluation:
     failed: Mapping[str, int]
     #: rule name -> up to `max_failure_samples` failing rows, for failing rules only
     samples: Mapping[str, pl.DataFrame]
+    #: rule name -> the engine that evaluated it (`duckdb` for SQL pushed down); a rule not
+    #: listed was evaluated here, by polars
+    engines: Mapping[str, str] = field(default_factory=dict)
 
 
 def as_lazy(frame: Any, *, asset: str | None = None) -> pl.LazyFrame:

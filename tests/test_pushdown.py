@@ -177,3 +177,33 @@ def test_dbt_models_are_checked_by_pushdown_in_the_file_dbt_built(
         "dy_rule__amount__min": (1, "duckdb"),
         "dy_rule__status__regex": (1, "duckdb"),
     }
+
+
+def test_a_partition_expr_that_is_not_sql_names_it_and_the_fix(tmp_path: Path) -> None:
+    database = _database(tmp_path / "warehouse.duckdb")
+
+    @dg.asset(
+        name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
+    )
+    def payments() -> None:
+        """Loaded by another tool."""
+
+    checks = dd.schema_checks(
+        Payments,
+        asset="payments",
+        partitions_def=DAYS,
+        source=dd.sources.DuckDBTableSource(partition_expr="paid_at >="),
+    )
+    result = dg.materialize(
+        [payments, checks],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+        partition_key="2024-01-02",
+        raise_on_error=False,
+    )
+
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    error = failure.step_failure_data.error  # type: ignore[union-attr]
+    assert error is not None
+    found = error.cause if error.cls_name != "InvalidSourceError" and error.cause else error
+    assert found.cls_name == "InvalidSourceError"
+    assert "partition_expr='paid_at >=' is not a DuckDB SQL expression" in found.message

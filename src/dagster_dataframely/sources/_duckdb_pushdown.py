@@ -19,6 +19,7 @@ import sqlglot
 from sqlglot import exp
 
 from .._engine.sql.backend import SQLTable
+from ..errors import InvalidSourceError
 from ._partitions import Partition
 
 DIALECT = "duckdb"
@@ -38,7 +39,14 @@ def relation(
     select = exp.select(exp.Star()).from_(table)
     if partition is None or partition_expr is None:
         return select
-    expr = sqlglot.parse_one(partition_expr, read=DIALECT)
+    try:
+        expr = sqlglot.parse_one(partition_expr, read=DIALECT)
+    except sqlglot.errors.ParseError as error:
+        raise InvalidSourceError(
+            f"partition_expr={partition_expr!r} is not a DuckDB SQL expression ({error}). "
+            "Give the column that holds the partition, or an expression over the table's "
+            "columns, e.g. partition_expr='order_date' or 'CAST(ordered_at AS DATE)'."
+        ) from None
     if partition.window is None:
         keys = [exp.Literal.string(key) for key in partition.keys]
         text = exp.cast(exp.paren(expr), exp.DataType.build("VARCHAR"))

@@ -17,11 +17,10 @@ Targets (issue 16): pushdown <= 0.3x the time of streaming, <= 0.5x its peak mem
 from __future__ import annotations
 
 import argparse
-import os
 import tempfile
 from pathlib import Path
 
-from _measure import child_figures, dispatch, interleaved, measured
+from _measure import child_figures, dispatch, interleaved, load_average, measured
 
 CHUNK = 2_000_000
 
@@ -88,7 +87,7 @@ def measure(method: str, path: str) -> dict[str, float]:
 
 
 def main(args: argparse.Namespace) -> None:
-    print(f"load average before: {_load()} (2-core machine; CPU seconds are steadier under load)")
+    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
     header = f"{'rows':>5} {'method':9} | {'s':>7} {'cpu s':>7} {'peak MB':>8} | vs streaming"
     print(header)
     print("-" * len(header))
@@ -109,11 +108,7 @@ def main(args: argparse.Namespace) -> None:
                 f"memory {memory:.2f}x",
                 flush=True,
             )
-    print(f"load average after: {_load()}; medians of {args.repeat} interleaved runs")
-
-
-def _load() -> str:
-    return " ".join(f"{value:.1f}" for value in os.getloadavg())
+    print(f"load average after: {load_average()}; medians of {args.repeat} interleaved runs")
 
 
 if __name__ == "__main__":

@@ -113,10 +113,8 @@ def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_pa
     assert any('FROM "finance"."payments"' in line and "COUNT(*)" in line for line in sent)
 
 
-def test_a_naive_timestamp_partition_is_the_wall_clock_window_of_its_zone(
-    tmp_path: Path,
-) -> None:
-    database = _database(tmp_path / "warehouse.duckdb")
+def _partitioned_run(database: Path, partition_expr: str) -> dg.ExecuteInProcessResult:
+    """The checks of the Berlin-daily `payments` for the run of partition 2024-01-02."""
 
     @dg.asset(
         name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
@@ -128,14 +126,20 @@ def test_a_naive_timestamp_partition_is_the_wall_clock_window_of_its_zone(
         Payments,
         asset="payments",
         partitions_def=DAYS,
-        source=dd.sources.DuckDBTableSource(partition_expr="paid_at"),
+        source=dd.sources.DuckDBTableSource(partition_expr=partition_expr),
     )
-    result = dg.materialize(
+    return dg.materialize(
         [payments, checks],
         resources={"duckdb": DuckDBResource(database=str(database))},
         partition_key="2024-01-02",
         raise_on_error=False,
     )
+
+
+def test_a_naive_timestamp_partition_is_the_wall_clock_window_of_its_zone(
+    tmp_path: Path,
+) -> None:
+    result = _partitioned_run(_database(tmp_path / "warehouse.duckdb"), "paid_at")
 
     # Berlin's 2024-01-02 holds the three payments at 00:30 wall-clock time, not 23:30.
     rows = {rows for _, rows, _ in _outcomes(result).values()}
@@ -180,26 +184,7 @@ def test_dbt_models_are_checked_by_pushdown_in_the_file_dbt_built(
 
 
 def test_a_partition_expr_that_is_not_sql_names_it_and_the_fix(tmp_path: Path) -> None:
-    database = _database(tmp_path / "warehouse.duckdb")
-
-    @dg.asset(
-        name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
-    )
-    def payments() -> None:
-        """Loaded by another tool."""
-
-    checks = dd.schema_checks(
-        Payments,
-        asset="payments",
-        partitions_def=DAYS,
-        source=dd.sources.DuckDBTableSource(partition_expr="paid_at >="),
-    )
-    result = dg.materialize(
-        [payments, checks],
-        resources={"duckdb": DuckDBResource(database=str(database))},
-        partition_key="2024-01-02",
-        raise_on_error=False,
-    )
+    result = _partitioned_run(_database(tmp_path / "warehouse.duckdb"), "paid_at >=")
 
     (failure,) = [e for e in result.all_events if e.is_step_failure]
     error = failure.step_failure_data.error  # type: ignore[union-attr]

@@ -100,10 +100,7 @@ class SQLTable:
         for index, rule in enumerate(rules):
             condition = compiled[rule.name]
             if rule.distinct_over is None:
-                failing = exp.Case(
-                    ifs=[exp.If(this=exp.not_(exp.paren(condition)), true=exp.Literal.number(1))]
-                )
-                count: exp.Expr = exp.Count(this=failing)
+                count: exp.Expr = self.dialect.count_where(exp.not_(exp.paren(condition)))
             else:
                 count = exp.Coalesce(
                     this=exp.select(exp.Sum(this=exp.column(_COUNT)))

@@ -48,6 +48,10 @@ class Dialect:
         """The UTF-8 length in bytes of a string, as `str.len_bytes()`; None if inexpressible."""
         return exp.Anonymous(this="STRLEN", expressions=[value])
 
+    def count_where(self, condition: exp.Expr) -> exp.Expr:
+        """The number of rows where `condition` is true (not false, not null)."""
+        return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
+
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         return exp.EQ(this=value, expression=_float("NaN"))
 
@@ -77,6 +81,9 @@ class SnowflakeDialect(Dialect):
     name = "snowflake"
     binary_string_order = False
 
+    def count_where(self, condition: exp.Expr) -> exp.Expr:
+        return _count_case(condition)  # no FILTER clause
+
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return None  # no UTF-8 byte length of a string without a binary round trip
 
@@ -95,11 +102,19 @@ class BigQueryDialect(Dialect):
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         return exp.Anonymous(this="IS_NAN", expressions=[value])
 
+    def count_where(self, condition: exp.Expr) -> exp.Expr:
+        return _count_case(condition)  # no FILTER clause
+
 
 DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
     for dialect in (Dialect(), PostgresDialect(), SnowflakeDialect(), BigQueryDialect())
 }
+
+
+def _count_case(condition: exp.Expr) -> exp.Expr:
+    """`COUNT(CASE WHEN condition THEN 1 END)`: `count_where` in every SQL dialect."""
+    return exp.Count(this=exp.Case(ifs=[exp.If(this=condition, true=exp.Literal.number(1))]))
 
 
 def _float(text: str) -> exp.Expr:

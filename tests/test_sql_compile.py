@@ -18,6 +18,9 @@ from dagster_dataframely._engine.sql.dialects import DIALECTS, portable_regex
 from dagster_dataframely._engine.sql.expressions import translate
 
 DTYPES = pl.Schema(SCHEMA)
+MIXED = pl.Schema(
+    {"a": pl.Int64, "b": pl.String, "f": pl.Float32, "d": pl.Decimal(10, 2), "t": pl.Datetime()}
+)
 #: Per dialect, the rules of `Everything` left to polars; the docs page lists the same.
 FALLBACKS = {
     "duckdb": {"digits|regex"},
@@ -116,11 +119,20 @@ def test_the_polars_expression_tree_the_translator_reads() -> None:
         (pl.col("a") > 1).over("b"),
         pl.col("a").map_elements(lambda v: v > 1, return_dtype=pl.Boolean),
         pl.col("a") + 1,  # not a predicate
+        pl.col("f") * 3 > 1,  # float32 arithmetic rounds at each step in polars
+        pl.col("d") > 1,  # a decimal
+        pl.col("t") > pl.col("t"),  # a datetime, with its unit
     ],
 )
 def test_expressions_without_an_exact_sql_form_are_not_translated(expr: pl.Expr) -> None:
-    dtypes = pl.Schema({"a": pl.Int64, "b": pl.String})
-    assert translate(expr, dtypes, DIALECTS["duckdb"]) is None
+    assert translate(expr, MIXED, DIALECTS["duckdb"]) is None
+
+
+def test_null_tests_translate_for_columns_of_any_dtype() -> None:
+    expr = pl.col("t").is_null() | pl.col("d").is_not_null()
+    sql = translate(expr, MIXED, DIALECTS["duckdb"])
+    assert sql is not None
+    assert sql.sql(dialect="duckdb") == '("t" IS NULL) OR (NOT "d" IS NULL)'
 
 
 def test_ordered_string_comparisons_push_down_only_where_strings_compare_as_bytes() -> None:

@@ -34,6 +34,8 @@ _ARITHMETIC: dict[str, type[exp.Expr]] = {
     "Multiply": exp.Mul,
 }
 _LOGIC: dict[str, type[exp.Expr]] = {"And": exp.And, "Or": exp.Or}
+#: Column dtypes besides numbers that compare alike in polars and SQL.
+_PLAIN = (pl.Boolean, pl.String, pl.Date)
 _BETWEEN = {"Both": (exp.GTE, exp.LTE), "Left": (exp.GTE, exp.LT), "Right": (exp.GT, exp.LTE)}
 
 
@@ -78,10 +80,9 @@ class _Reader:
 
     def column(self, name: str) -> Typed:
         dtype = self.dtypes[name]
-        if not (dtype.is_numeric() or dtype in (pl.Boolean, pl.String, pl.Date)) or (
-            isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
-        ):
-            raise Untranslatable(name)
+        plain = (dtype.is_numeric() and not dtype.is_decimal()) or dtype in _PLAIN
+        if not plain:
+            raise Untranslatable(name)  # decimals, temporal values with units and zones, nested
         if dtype.is_float() and not self.dialect.nan_is_largest:
             raise Untranslatable(name)  # comparisons with NaN differ from polars'
         return exp.column(name, quoted=True), dtype
@@ -115,7 +116,8 @@ class _Reader:
             return _COMPARISONS[op](this=lsql, expression=rsql), pl.Boolean()
         if op in _ARITHMETIC:
             types = [t for t in (ltype, rtype) if t is not None]
-            if not all(t.is_numeric() for t in types):
+            # Float32 arithmetic rounds per step in polars; the database may widen first.
+            if not all(t.is_numeric() and t != pl.Float32 for t in types):
                 raise Untranslatable(op)
             return exp.paren(_ARITHMETIC[op](this=lsql, expression=rsql)), (
                 types[0] if types else None
@@ -136,7 +138,7 @@ class _Reader:
             return length or _refuse(function), pl.Int64()
         boolean = function.get("Boolean") if isinstance(function, dict) else None
         if boolean in ("IsNull", "IsNotNull", "Not"):
-            ((value, dtype),) = (self.node(item) for item in inputs)
+            ((value, dtype),) = (self.operand(item, nullness=boolean != "Not") for item in inputs)
             if boolean == "Not":
                 if dtype != pl.Boolean:
                     raise Untranslatable(boolean)
@@ -160,6 +162,13 @@ class _Reader:
                 raise Untranslatable("is_in")
             return exp.In(this=sql, expressions=items), pl.Boolean()
         raise Untranslatable(function)
+
+    def operand(self, tree: Any, *, nullness: bool) -> Typed:
+        """`tree` translated; for a null test, a column of any dtype (nulls are nulls)."""
+        if nullness and isinstance(tree, dict) and set(tree) == {"Column"}:
+            name = tree["Column"]
+            return exp.column(name, quoted=True), self.dtypes[name]
+        return self.node(tree)
 
     def compare(self, op: type[exp.Binary], left: Typed, right: Typed) -> Typed:
         name = next(key for key, value in _COMPARISONS.items() if value is op)

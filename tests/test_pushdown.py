@@ -192,3 +192,10 @@ def test_a_partition_expr_that_is_not_sql_names_it_and_the_fix(tmp_path: Path) -
     found = error.cause if error.cls_name != "InvalidSourceError" and error.cause else error
     assert found.cls_name == "InvalidSourceError"
     assert "partition_expr='paid_at >=' is not a DuckDB SQL expression" in found.message
+
+
+def test_yaml_turns_pushdown_off_for_a_duckdb_source() -> None:
+    assert dd.sources.source_from_config("duckdb_table", {"pushdown": False}) == (
+        dd.sources.DuckDBTableSource(pushdown=False)
+    )
+    assert dd.sources.source_from_config("duckdb_table", {}).pushdown is True  # type: ignore[attr-defined]

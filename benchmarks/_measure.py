@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import resource
 import statistics
 import subprocess
@@ -117,3 +118,8 @@ def _status_kb(field: str) -> int:
         if line.startswith(field):
             return int(line.split()[1])
     return 0
+
+
+def load_average() -> str:
+    """The machine's 1, 5 and 15 minute load averages, for a benchmark's header and footer."""
+    return " ".join(f"{value:.1f}" for value in os.getloadavg())

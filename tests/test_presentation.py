@@ -68,7 +68,7 @@ def test_the_ui_lists_the_outcome_first_then_the_constraint_then_the_expression(
             for r in records
         }
     labels = list(stored["dy_rule__amount__min"].metadata)
-    assert labels[:3] == ["dy_assessment", "dy_constraint", "dy_expression"]
+    assert labels[:4] == ["dy_assessment", "dy_constraint", "dy_engine", "dy_expression"]
     assert labels == sorted(labels)  # what the ordering rests on: Dagster sorts the keys
 
 

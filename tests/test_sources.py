@@ -465,6 +465,7 @@ def test_a_component_source_with_a_field_of_another_kind_names_the_file(
 
     assert isinstance(error, InvalidSourceError)
     assert "defs.yaml: checks[0] (asset orders" in str(error)
-    assert "'duckdb_table' takes partition_expr, resource_key, table; it does not take path" in str(
-        error
+    assert (
+        "'duckdb_table' takes partition_expr, pushdown, resource_key, table; it does not take path"
+        in str(error)
     )

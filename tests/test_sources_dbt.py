@@ -91,3 +91,9 @@ def test_the_sources_page_checks_its_dbt_models_as_written(
         "dy_rule__amount__min": (1, ERROR),
         "dy_rule__status__regex": (1, ERROR),
     }
+    engines = {
+        e.check_name: e.metadata["dy_engine"].value
+        for e in result.get_asset_check_evaluations()
+        if e.check_name != "dy_schema__columns"
+    }
+    assert engines and set(engines.values()) == {"duckdb"}  # every rule has an SQL form

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
@@ -11,7 +11,7 @@ import polars as pl
 
 from .._engine.catalogue import Rule, rules
 from .._engine.display import share, shorten, table
-from .._engine.evaluate import Evaluation, as_lazy, column_mismatches, evaluate
+from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches, evaluate
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from .._engine.schemas import SchemaLike, as_dataframely
@@ -19,6 +19,9 @@ from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
 from .specs import Check, plan
+
+if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
+    from .._engine.sql.backend import SQLTable
 
 _LISTED_MISMATCHES = 50
 #: A failing check's outcome in words. The UI lists metadata sorted by key (Dagster's event log
@@ -71,10 +74,12 @@ def schema_results(
     checks: Collection[str] | None = None,
     severity: dg.AssetCheckSeverity | None = None,
     read_dtypes: ReadDtypes | None = None,
+    pushdown: SQLTable | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
-    casts the drifts `_read_dtypes` lists, their failures counted with the rules."""
+    casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
+    `pushdown` (the same rows in a database), the rules are evaluated there."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
@@ -84,7 +89,7 @@ def schema_results(
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     catalogue = [rule for check in planned for rule in check.rules]
-    evaluation = evaluate_schema(schema, lf, catalogue, settings, casts=casts)
+    evaluation = evaluate_schema(schema, lf, catalogue, settings, casts=casts, pushdown=pushdown)
     if casts.casts:
         result, error = casts.result(schema, asset_key, evaluation, schema.primary_key())
         yield result
@@ -100,10 +105,20 @@ def evaluate_schema(
     settings: CheckSettings,
     *,
     casts: Casts = NO_CASTS,
+    pushdown: SQLTable | None = None,
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
     rows identified by the primary key and sampled as `settings` say; with `casts`, on the
-    cast columns, each cast's failures counted in the same pass."""
+    cast columns, each cast's failures counted in the same pass. With `pushdown` and no
+    casts, in the database (rules without an exact SQL form on `frame`, by polars)."""
+    if pushdown is not None and not casts.casts:
+        return pushdown.evaluate(
+            schema,
+            frame.select(schema.column_names()),
+            catalogue,
+            max_failure_samples=settings.max_failure_samples,
+            identify=schema.primary_key(),
+        )
     return evaluate(
         casts.frame(frame, schema.column_names()),
         [*catalogue, *casts.rules],
@@ -185,6 +200,7 @@ def results(
                 metadata["dy_constraint"] = dg.MetadataValue.text(shorten(rule.description))
                 metadata["dy_expression"] = dg.MetadataValue.text(rule.expression)
         metadata |= {"dy_failed_count": failed, "dy_row_count": evaluation.row_count}
+        metadata["dy_engine"] = _engine(check, evaluation)
         if len(check.rules) == 1:
             metadata["dy_rule"] = check.rules[0].name
         else:
@@ -200,6 +216,12 @@ def results(
             description=shorten(check.description, 1000),
             metadata=metadata,
         )
+
+
+def _engine(check: Check, evaluation: Evaluation) -> str:
+    """Where the check's rules ran: `duckdb`, `polars`, or both (`duckdb, polars`)."""
+    engines = (evaluation.engines.get(rule.name, POLARS) for rule in check.rules)
+    return ", ".join(sorted(set(engines)))
 
 
 def _outcome(

@@ -13,7 +13,7 @@ rows are ever materialized.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import dataframely as dy
@@ -40,6 +40,8 @@ _HEAD_CELLS = 1 << 20
 #: known only once counted, hashes again at 64 bits.
 _NARROW_ROWS = 1 << 28
 _NARROW_BITS = 32
+#: The engine name of this evaluator, in `Evaluation.engines` and a check's `dy_engine`.
+POLARS = "polars"
 
 
 @dataclass(frozen=True)
@@ -58,6 +60,9 @@ class Evaluation:
     def fails(self, rule: str) -> bool:
         """Whether `rule` failed: on some rows, or as a verdict on the (empty) table."""
         return bool(self.failed[rule]) or rule in self.failed_table
+    #: rule name -> the engine that evaluated it (`duckdb` for SQL pushed down); a rule not
+    #: listed was evaluated here, by polars
+    engines: Mapping[str, str] = field(default_factory=dict)
 
 
 def as_lazy(frame: Any, *, asset: str | None = None) -> pl.LazyFrame:

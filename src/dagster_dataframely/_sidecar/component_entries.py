@@ -83,6 +83,7 @@ class SourceConfig(dg.Resolvable):
     resource_key: str | None = None
     table: str | None = None
     partition_expr: str | None = None
+    pushdown: bool | None = None
     path: str | None = None
     storage_options: dict[str, str] | None = None
     function: str | None = None

@@ -115,15 +115,16 @@ def schema_checks(
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
         _refuse_undeclared(context, key)
-        with reading(key, reader), reader.open(context, key) as frame:
+        with reading(key, reader), reader.open_table(context, key) as table:
             outcome = schema_results(
                 dy_schema,
-                as_lazy(frame, asset=key.to_user_string()),
+                as_lazy(table.frame, asset=key.to_user_string()),
                 key,
                 settings,
                 warn=warn,
                 checks=names,
                 read_dtypes=read,
+                pushdown=table.pushdown,
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.

@@ -5,13 +5,26 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
-from typing import Any
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import polars as pl
 
 from ..errors import SourceReadError
 from ._loading import read_errors
+
+if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
+    from .._engine.sql.backend import SQLTable
+
+
+@dataclass(frozen=True)
+class StoredTable:
+    """What a source opened: the rows as a LazyFrame, and, for a database that evaluates
+    the rules itself (pushdown), the same rows as SQL (None: polars evaluates them)."""
+
+    frame: pl.LazyFrame
+    pushdown: SQLTable | None = None
 
 
 class Source(ABC):
@@ -36,6 +49,14 @@ class Source(ABC):
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> AbstractContextManager[pl.LazyFrame]:
         """The run's partition of `asset_key`, as a LazyFrame valid inside the context."""
+
+    @contextmanager
+    def open_table(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[StoredTable]:
+        """`open`, and where a database source can evaluate the rules in SQL, that too."""
+        with self.open(context, asset_key) as frame:
+            yield StoredTable(frame)
 
 
 @contextmanager

@@ -1,7 +1,7 @@
 """A source as YAML describes it (the Component's `source:`), turned into a `Source`.
 
 ```yaml
-source: {kind: duckdb_table, resource_key: duckdb, partition_expr: order_date}
+source: {kind: duckdb_table, resource_key: duckdb, partition_expr: order_date, pushdown: false}
 source: {kind: parquet, path: "s3://bucket/orders/*.parquet"}
 source: {kind: delta, path: /lake/orders}
 source: {kind: function, function: my_project.readers:orders, resource_keys: [lake]}
@@ -26,7 +26,7 @@ SourceKind = Literal["io_manager", "duckdb_table", "parquet", "delta", "function
 #: The fields each kind takes, beyond `kind`.
 _FIELDS: Mapping[str, frozenset[str]] = {
     "io_manager": frozenset({"io_manager_key"}),
-    "duckdb_table": frozenset({"resource_key", "table", "partition_expr"}),
+    "duckdb_table": frozenset({"resource_key", "table", "partition_expr", "pushdown"}),
     "parquet": frozenset({"path", "partition_expr", "storage_options"}),
     "delta": frozenset({"path", "partition_expr", "storage_options"}),
     "function": frozenset({"function", "resource_keys"}),

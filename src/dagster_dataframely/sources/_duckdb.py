@@ -1,4 +1,5 @@
-"""`DuckDBTableSource`: a DuckDB table read through a resource, streamed in record batches.
+"""`DuckDBTableSource`: a DuckDB table read through a resource; its rules evaluated in DuckDB
+(pushdown, see `_duckdb_pushdown`), or the table streamed in record batches.
 
 Each query of the evaluator opens its own cursor on the resource's connection and reads the
 table (projected, the partition filtered in SQL) as Arrow record batches, so memory stays
@@ -20,7 +21,7 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
-from ._base import Source
+from ._base import Source, StoredTable
 from ._partitions import require_expr, run_partition
 
 #: The metadata key dagster-dbt and Dagster's database IO managers set to the table's name.
@@ -37,12 +38,15 @@ class DuckDBTableSource(Source):
 
     `table` defaults to the asset's `dagster/table_name` metadata (dagster-dbt sets it), else
     the asset key's parts joined by dots. `partition_expr` is the column (or SQL expression)
-    that selects the run's partition.
+    that selects the run's partition. With `pushdown` (the default) the rules run in DuckDB
+    as SQL, and only the rules without an exact SQL form (and `read_dtypes="cast"`) read
+    rows out; `pushdown=False` streams the table into polars for every rule.
     """
 
     resource_key: str = "duckdb"
     table: str | None = None
     partition_expr: str | None = None
+    pushdown: bool = True
 
     @property
     def required_resource_keys(self) -> frozenset[str]:
@@ -71,6 +75,29 @@ class DuckDBTableSource(Source):
             )
             with scan_duckdb(connection, query) as frame:
                 yield frame
+
+    @contextmanager
+    def open_table(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[StoredTable]:
+        if not self.pushdown:
+            with self.open(context, asset_key) as frame:
+                yield StoredTable(frame)
+            return
+        from ._duckdb_pushdown import DIALECT, pushdown, relation
+
+        table = self.table or table_name(context, asset_key)
+        partition = run_partition(context)
+        require_expr(partition, self.partition_expr, self.describe())
+        with getattr(context.resources, self.resource_key).get_connection() as connection:
+            rows = relation(connection, _parts(table), partition, self.partition_expr)
+            context.log.info(
+                f"Checking asset {asset_key.to_user_string()} from DuckDB table {table} "
+                f"(resource '{self.resource_key}') by pushdown: rules with an exact SQL form run "
+                "in DuckDB, the others stream only the columns they read."
+            )
+            with scan_duckdb(connection, rows.sql(DIALECT)) as frame:
+                yield StoredTable(frame, pushdown(connection, rows, context.log.info))
 
 
 def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -> str:
@@ -145,10 +172,15 @@ def _identifier(name: str) -> str:
 
 def _quoted(table: str) -> str:
     """`db.schema.table` with each part quoted (names from metadata are not SQL)."""
+    return ".".join(_identifier(part) for part in _parts(table))
+
+
+def _parts(table: str) -> list[str]:
+    """The parts of `db.schema.table`, unquoted."""
     parts = [part.strip('"') for part in table.split(".")]
     if not all(parts) or len(parts) > 3:
         raise InvalidSourceError(
             f"{table!r} is not a DuckDB table name: write 'table', 'schema.table' or "
             "'database.schema.table'."
         )
-    return ".".join(_identifier(part) for part in parts)
+    return parts

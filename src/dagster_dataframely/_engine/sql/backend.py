@@ -1,0 +1,189 @@
+"""The SQL backend: a table's rules counted by one aggregate query, failures sampled by
+bounded `LIMIT` queries, every rule without an exact SQL form evaluated by the polars
+evaluator over only the columns it reads. It returns the polars backend's `Evaluation`, with
+`engines` saying where each rule ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+
+import dataframely as dy
+import polars as pl
+from sqlglot import exp
+
+from ..catalogue import Rule
+from ..evaluate import POLARS, Evaluation, _explaining, evaluate
+from .dialects import DIALECTS, Dialect
+from .rules import groupable, predicate
+
+_ROWS = "__dy_rows"
+_COUNT = "__dy_count"
+_TABLE = "__dy_table"
+_KEYS = "__dy_keys"
+
+
+@dataclass(frozen=True)
+class SQLTable:
+    """A table, or the run's partition of it, in a database that runs the rules' SQL.
+
+    `relation` selects the table's rows (`SELECT * FROM t WHERE <partition>`); `run` sends
+    one SQL text (rendered for `dialect`) and returns its result as a frame.
+    """
+
+    relation: exp.Select
+    dialect: Dialect
+    run: Callable[[str], pl.DataFrame]
+
+    @classmethod
+    def of(
+        cls, relation: exp.Select, *, dialect: str, run: Callable[[str], pl.DataFrame]
+    ) -> SQLTable:
+        return cls(relation=relation, dialect=DIALECTS[dialect], run=run)
+
+    def evaluate(
+        self,
+        schema: type[dy.Schema],
+        lf: pl.LazyFrame,
+        rules: Sequence[Rule],
+        *,
+        max_failure_samples: int,
+        identify: Sequence[str] = (),
+    ) -> Evaluation:
+        """`rules` of `schema` evaluated on this table; `lf` reads the same rows (projected
+        into SQL) for the rules that fall back to polars."""
+        dtypes = lf.collect_schema()
+        compiled = compile_rules(schema, rules, dtypes, self.dialect)
+        pushed = [rule for rule in rules if rule.name in compiled]
+        counts = self.run(self.sql(self.counts(pushed, compiled))).row(0)
+        row_count = int(counts[0])
+        failed = {
+            rule.name: int(count or 0) for rule, count in zip(pushed, counts[1:], strict=True)
+        }
+        samples: dict[str, pl.DataFrame] = {}
+        if max_failure_samples:
+            for rule in (rule for rule in pushed if failed[rule.name]):
+                shown = _explaining(rule, identify, dtypes)
+                query = self.sample(rule, compiled[rule.name], shown, max_failure_samples)
+                samples[rule.name] = self.run(self.sql(query))
+        engines = dict.fromkeys(failed, self.dialect.name)
+        rest = [rule for rule in rules if rule.name not in compiled]
+        if not rest:
+            return Evaluation(row_count, failed, samples, engines)
+        fallback = evaluate(
+            _projected(lf, rest, identify),
+            rest,
+            max_failure_samples=max_failure_samples,
+            identify=identify,
+        )
+        return Evaluation(
+            row_count=row_count,
+            failed={**failed, **fallback.failed},
+            samples={**samples, **fallback.samples},
+            engines=engines | dict.fromkeys(fallback.failed, POLARS),
+        )
+
+    def sql(self, query: exp.Expr) -> str:
+        return query.sql(dialect=self.dialect.name)
+
+    def rows(self) -> exp.Subquery:
+        """The table's rows as a subquery of its own, once per use (a CTE DuckDB would
+        materialize: the whole table)."""
+        return self.relation.copy().subquery(_TABLE)
+
+    def counts(self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr]) -> exp.Select:
+        """One scan: the row count, then per rule its failing rows; a `unique` or primary-key
+        rule counts every row of each key that occurs more than once (nulls are one key, as
+        polars' `is_unique` has them)."""
+        columns: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWS)]
+        for index, rule in enumerate(rules):
+            condition = compiled[rule.name]
+            if rule.distinct_over is None:
+                count: exp.Expr = self.dialect.count_where(exp.not_(exp.paren(condition)))
+            else:
+                count = exp.Coalesce(
+                    this=exp.select(exp.Sum(this=exp.column(_COUNT)))
+                    .from_(self.repeated(rule.distinct_over).subquery("repeated"))
+                    .subquery(),
+                    expressions=[exp.Literal.number(0)],
+                )
+            columns.append(exp.alias_(count, f"r{index}"))
+        return exp.select(*columns).from_(self.rows())
+
+    def repeated(self, keys: Sequence[str]) -> exp.Select:
+        """The keys that occur more than once, with how often (`__dy_count`)."""
+        key_columns = [exp.column(key, quoted=True) for key in keys]
+        return (
+            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), _COUNT))
+            .from_(self.rows())
+            .group_by(*key_columns)
+            .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
+        )
+
+    def sample(
+        self, rule: Rule, condition: exp.Expr, shown: Sequence[str], limit: int
+    ) -> exp.Select:
+        """Up to `limit` failing rows of `rule`, its explaining columns; for a `unique` or
+        primary-key rule, the rows of its `limit` smallest repeated keys."""
+        columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
+        if rule.distinct_over is None:
+            failing = exp.not_(exp.paren(condition))
+            return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
+        keys = list(rule.distinct_over)
+        smallest = (
+            exp.select(*(exp.column(key, quoted=True) for key in keys))
+            .from_(self.repeated(keys).subquery("repeated"))
+            .order_by(*(exp.column(key, quoted=True) for key in keys))
+            .limit(limit)
+        )
+        same_key = exp.and_(
+            *(
+                exp.NullSafeEQ(
+                    this=exp.column(key, table=_TABLE, quoted=True),
+                    expression=exp.column(key, table=_KEYS, quoted=True),
+                )
+                for key in keys
+            )
+        )
+        return (
+            exp.select(*columns)
+            .from_(self.rows())
+            .join(smallest.subquery(_KEYS), on=same_key)
+            .order_by(*(exp.column(key, table=_TABLE, quoted=True) for key in keys))
+            .limit(limit)
+        )
+
+
+def compile_rules(
+    schema: type[dy.Schema],
+    rules: Sequence[Rule],
+    dtypes: Mapping[str, pl.DataType],
+    dialect: Dialect,
+) -> dict[str, exp.Expr]:
+    """Rule name -> its SQL condition, for every rule of `rules` with an exact SQL form in
+    `dialect`: a row predicate, or for a `unique`/primary-key rule `TRUE` (counted by
+    grouping). The other rules are absent: they fall back to polars."""
+    compiled: dict[str, exp.Expr] = {}
+    for rule in rules:
+        if rule.distinct_over is not None:
+            if groupable(rule, dtypes):
+                compiled[rule.name] = exp.true()
+            continue
+        condition = predicate(schema, rule, dtypes, dialect)
+        if condition is not None:
+            compiled[rule.name] = condition
+    return compiled
+
+
+def _projected(lf: pl.LazyFrame, rules: Sequence[Rule], identify: Sequence[str]) -> pl.LazyFrame:
+    """`lf` with only the columns `rules` read and `identify` (pushed into the source's SQL),
+    or all of it when a rule's columns cannot be read off its expression."""
+    wanted: list[str] = [*identify]
+    for rule in rules:
+        try:
+            wanted += rule.expr.meta.root_names()
+        except pl.exceptions.PolarsError:
+            return lf
+        wanted += [*(rule.distinct_over or ()), *([rule.column] if rule.column else [])]
+    return lf.select(list(dict.fromkeys(wanted)))

@@ -1,0 +1,58 @@
+"""Constraint values as SQL literals of a column's type, so the database compares what polars
+compares (a bound of a `Float32` column is a 32-bit float, a date is a `DATE`)."""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+from typing import Any
+
+import polars as pl
+from sqlglot import exp
+
+
+def sql_type(dtype: pl.DataType) -> exp.DataType | None:
+    """The SQL type of a polars `dtype` that literals are cast to, or None."""
+    if dtype == pl.Float32:
+        return exp.DataType.build("FLOAT")
+    if dtype == pl.Float64:
+        return exp.DataType.build("DOUBLE")
+    if dtype == pl.Date:
+        return exp.DataType.build("DATE")
+    if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
+        return exp.DataType.build("TIMESTAMP")
+    return None
+
+
+def literal(value: Any, dtype: pl.DataType) -> exp.Expr | None:
+    """`value` as a literal comparable with a column of `dtype` exactly as polars compares
+    them, or None where the comparison would not be exact (an int column against a float, a
+    zoned datetime, a decimal)."""
+    if isinstance(value, bool):
+        return exp.Boolean(this=value) if dtype == pl.Boolean else None
+    if isinstance(value, int):
+        if dtype.is_integer():
+            return exp.Literal.number(value)
+        if dtype.is_float():
+            return _cast(exp.Literal.number(value), dtype)
+        return None
+    if isinstance(value, float):
+        if not dtype.is_float():
+            return None
+        if math.isfinite(value):
+            return _cast(exp.Literal.number(repr(value)), dtype)
+        return _cast(exp.Literal.string(str(value)), dtype)  # 'inf', '-inf', 'nan'
+    if isinstance(value, str):
+        return exp.Literal.string(value) if dtype == pl.String else None
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is not None or not isinstance(dtype, pl.Datetime) or dtype.time_zone:
+            return None
+        return _cast(exp.Literal.string(value.isoformat(sep=" ")), dtype)
+    if isinstance(value, dt.date):
+        return _cast(exp.Literal.string(value.isoformat()), dtype) if dtype == pl.Date else None
+    return None
+
+
+def _cast(value: exp.Expr, dtype: pl.DataType) -> exp.Expr | None:
+    target = sql_type(dtype)
+    return None if target is None else exp.cast(value, target)

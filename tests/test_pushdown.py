@@ -1,0 +1,201 @@
+"""DuckDB pushdown in real runs: a DuckDB file's table checked where it lives.
+
+The rules with an exact SQL form run in DuckDB (`dy_engine: duckdb`), the others stream only
+their columns into polars (`dy_engine: polars`), in the same step and with the same counts
+as `pushdown=False`; the step log shows the SQL sent; a partition of a naive `TIMESTAMP`
+column is the wall-clock window of the partition's time zone; dbt's models are checked in
+the DuckDB file dbt built.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import datetime as dt
+from pathlib import Path
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+import pytest
+from dagster_duckdb import DuckDBResource
+from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
+from support import evaluations, logs
+
+import dagster_dataframely as dd
+
+
+class Payments(dy.Schema):
+    payment_id = dy.Int64(primary_key=True)
+    amount = dy.Float64(nullable=True, min=0, allow_nan=False)
+    currency = dy.String(regex=r"^[A-Z]{3}$", max_length=3)
+    reference = dy.String(nullable=True, regex=r"^\w+$")  # `\w` is Unicode in polars
+    paid_at = dy.Datetime(nullable=True)
+
+    @dy.rule()
+    def refunds_have_a_reference(cls) -> pl.Expr:
+        """A negative amount carries a reference."""
+        return (pl.col("amount") >= 0) | pl.col("reference").is_not_null()
+
+    @dy.rule()
+    def amount_per_cent_is_whole(cls) -> pl.Expr:
+        """Amounts are whole cents."""
+        return (pl.col("amount") * 100).round(0) == pl.col("amount") * 100  # no SQL form here
+
+
+PAYMENTS = pl.DataFrame(
+    {
+        "payment_id": [1, 2, 2, 3, 4, 5],
+        "amount": [10.0, -5.0, float("nan"), 1.005, 3.0, None],
+        "currency": ["EUR", "eur", "USD", "EURO", "CHF", "GBP"],
+        "reference": ["r1", None, "größe", "a b", None, "x"],
+        "paid_at": [dt.datetime(2024, 1, 1, 23, 30), dt.datetime(2024, 1, 2, 0, 30)] * 3,
+    }
+)
+FALLBACKS = {"dy_rule__reference__regex", "dy_rule__amount_per_cent_is_whole"}
+DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="Europe/Berlin")
+
+
+def _database(path: Path) -> Path:
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("CREATE SCHEMA finance")
+        connection.register("frame", PAYMENTS.to_arrow())
+        connection.execute("CREATE TABLE finance.payments AS SELECT * FROM frame")
+    return path
+
+
+def _run(
+    database: Path, source: dd.sources.DuckDBTableSource
+) -> tuple[dg.DagsterInstance, dg.ExecuteInProcessResult]:
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
+    checks = dd.schema_checks(Payments, asset="payments", source=source)
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
+    defs = dg.Definitions(
+        assets=[spec],
+        asset_checks=[checks],
+        jobs=[job],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+    )
+    instance = dg.DagsterInstance.ephemeral()
+    result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
+    return instance, result
+
+
+def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, int, str]]:
+    """check name -> (failed rows, rows, engine), for each rule check."""
+    return {
+        name: (
+            e.metadata["dy_failed_count"].value,
+            e.metadata["dy_row_count"].value,
+            e.metadata["dy_engine"].value,
+        )  # type: ignore[misc]
+        for name, e in evaluations(result).items()
+        if "dy_engine" in e.metadata
+    }
+
+
+def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_path: Path) -> None:
+    database = _database(tmp_path / "warehouse.duckdb")
+
+    instance, pushed = _run(database, dd.sources.DuckDBTableSource())
+    _, streamed = _run(database, dd.sources.DuckDBTableSource(pushdown=False))
+
+    outcomes = _outcomes(pushed)
+    engines = {name: engine for name, (_, _, engine) in outcomes.items()}
+    assert {name for name, engine in engines.items() if engine == "polars"} == FALLBACKS
+    assert set(engines.values()) == {"duckdb", "polars"}
+    counts = {name: (failed, rows) for name, (failed, rows, _) in outcomes.items()}
+    assert counts == {name: (f, r) for name, (f, r, _) in _outcomes(streamed).items()}
+    assert set(_outcomes(streamed).values()) == {(f, r, "polars") for f, r in counts.values()}
+    assert counts["dy_rule__primary_key"] == (2, 6)
+    assert counts["dy_rule__currency__regex"] == (2, 6)
+    sample = evaluations(pushed)["dy_rule__currency__regex"].metadata["dy_failed_sample"]
+    assert {row.data["currency"] for row in sample.records} == {"eur", "EURO"}  # type: ignore[attr-defined]
+    sent = [line for line in logs(instance, pushed) if line.startswith("Pushed down to DuckDB:")]
+    assert any('FROM "finance"."payments"' in line and "COUNT(*)" in line for line in sent)
+
+
+def _partitioned_run(database: Path, partition_expr: str) -> dg.ExecuteInProcessResult:
+    """The checks of the Berlin-daily `payments` for the run of partition 2024-01-02."""
+
+    @dg.asset(
+        name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
+    )
+    def payments() -> None:
+        """Loaded by another tool; the run only marks the partition."""
+
+    checks = dd.schema_checks(
+        Payments,
+        asset="payments",
+        partitions_def=DAYS,
+        source=dd.sources.DuckDBTableSource(partition_expr=partition_expr),
+    )
+    return dg.materialize(
+        [payments, checks],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+        partition_key="2024-01-02",
+        raise_on_error=False,
+    )
+
+
+def test_a_naive_timestamp_partition_is_the_wall_clock_window_of_its_zone(
+    tmp_path: Path,
+) -> None:
+    result = _partitioned_run(_database(tmp_path / "warehouse.duckdb"), "paid_at")
+
+    # Berlin's 2024-01-02 holds the three payments at 00:30 wall-clock time, not 23:30.
+    rows = {rows for _, rows, _ in _outcomes(result).values()}
+    assert rows == {3}
+
+
+@pytest.fixture(scope="module")
+def parsed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return prepare(tmp_path_factory.mktemp("dbt"))
+
+
+def test_dbt_models_are_checked_by_pushdown_in_the_file_dbt_built(
+    parsed: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    database = tmp_path / "shop.duckdb"
+    monkeypatch.setenv(DATABASE, str(database))
+    defs = dd.with_schemas(
+        dg.Definitions(assets=[dbt_models(parsed)], resources=resources(parsed, database)),
+        {"orders": ShopOrders, "customers": ShopCustomers},
+        source=dd.sources.DuckDBTableSource(),
+    )
+
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+
+    checked = {
+        (e.asset_key.to_user_string(), e.check_name): e
+        for e in result.get_asset_check_evaluations()
+        if "dy_engine" in e.metadata
+    }
+    assert checked[("customers", "dy_rule__primary_key")].metadata["dy_engine"].value == "duckdb"
+    failing = {
+        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)
+        for (_, name), e in checked.items()
+        if not e.passed
+    }
+    assert failing == {
+        "dy_rule__amount__min": (1, "duckdb"),
+        "dy_rule__status__regex": (1, "duckdb"),
+    }
+
+
+def test_a_partition_expr_that_is_not_sql_names_it_and_the_fix(tmp_path: Path) -> None:
+    result = _partitioned_run(_database(tmp_path / "warehouse.duckdb"), "paid_at >=")
+
+    (failure,) = [e for e in result.all_events if e.is_step_failure]
+    error = failure.step_failure_data.error  # type: ignore[union-attr]
+    assert error is not None
+    found = error.cause if error.cls_name != "InvalidSourceError" and error.cause else error
+    assert found.cls_name == "InvalidSourceError"
+    assert "partition_expr='paid_at >=' is not a DuckDB SQL expression" in found.message
+
+
+def test_yaml_turns_pushdown_off_for_a_duckdb_source() -> None:
+    assert dd.sources.source_from_config("duckdb_table", {"pushdown": False}) == (
+        dd.sources.DuckDBTableSource(pushdown=False)
+    )
+    assert dd.sources.source_from_config("duckdb_table", {}).pushdown is True  # type: ignore[attr-defined]

@@ -1,0 +1,149 @@
+"""The SQL compiler without a database: what each dialect pushes down and what falls back,
+the SQL each renders, the regex subset, and the polars expression tree the translator reads."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import polars as pl
+import pytest
+import sqlglot
+from sqlglot import exp
+from test_pushdown_parity import SCHEMA, Everything
+
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
+from dagster_dataframely._engine.sql.dialects import DIALECTS, portable_regex
+from dagster_dataframely._engine.sql.expressions import translate
+
+DTYPES = pl.Schema(SCHEMA)
+MIXED = pl.Schema(
+    {"a": pl.Int64, "b": pl.String, "f": pl.Float32, "d": pl.Decimal(10, 2), "t": pl.Datetime()}
+)
+#: Per dialect, the rules of `Everything` left to polars; the docs page lists the same.
+FALLBACKS = {
+    "duckdb": {"digits|regex"},
+    "postgres": {"digits|regex"},
+    "snowflake": {"digits|regex", "code|regex", "code|min_length", "code|max_length"},
+    # NaN compares false in BigQuery: custom rules over float columns stay in polars.
+    "bigquery": {"digits|regex", "amount|check__small", "known_refs"},
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_each_dialect_pushes_down_all_but_its_listed_fallbacks(dialect: str) -> None:
+    catalogue = rules(Everything)
+    compiled = compile_rules(Everything, catalogue, DTYPES, DIALECTS[dialect])
+    assert {rule.name for rule in catalogue} - set(compiled) == FALLBACKS[dialect]
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> None:
+    catalogue = rules(Everything)
+    table = SQLTable.of(exp.select(exp.Star()).from_("payments"), dialect=dialect, run=print)
+    compiled = compile_rules(Everything, catalogue, DTYPES, table.dialect)
+    pushed = [rule for rule in catalogue if rule.name in compiled]
+
+    sql = table.sql(table.counts(pushed, compiled))
+
+    parsed = sqlglot.parse_one(sql, read=dialect)
+    assert isinstance(parsed, exp.Select)
+    assert len(parsed.expressions) == len(pushed) + 1  # the row count, then one per rule
+
+
+def test_dialect_forms_of_nan_byte_length_and_regex() -> None:
+    def rendered(dialect: str, rule: str) -> str:
+        (found,) = [r for r in rules(Everything) if r.name == rule]
+        condition = compile_rules(Everything, [found], DTYPES, DIALECTS[dialect])[rule]
+        return condition.sql(dialect=dialect)
+
+    assert rendered("duckdb", "code|max_length") == 'STRLEN("code") <= 5'
+    assert rendered("postgres", "code|max_length") == 'OCTET_LENGTH("code") <= 5'
+    assert rendered("bigquery", "code|max_length") == "BYTE_LENGTH(`code`) <= 5"
+    assert rendered("duckdb", "code|regex") == "REGEXP_MATCHES(\"code\", '^[a-c]+$')"
+    assert rendered("bigquery", "code|regex") == "REGEXP_CONTAINS(`code`, '^[a-c]+$')"
+    assert rendered("postgres", "code|regex") == "\"code\" ~ '^[a-c]+$'"
+    # NaN is above every bound in polars; in BigQuery it compares false, so say it.
+    assert rendered("bigquery", "amount|max_exclusive") == (
+        "NOT IS_NAN(`amount`) AND `amount` < CAST(100.0 AS FLOAT64)"
+    )
+    assert rendered("duckdb", "ratio|min_exclusive") == '"ratio" > CAST(0.1 AS REAL)'
+
+
+@pytest.mark.parametrize(
+    ("pattern", "portable"),
+    [
+        (r"^[A-Z]{3}$", True),
+        (r"^ORD-[0-9]+(\.[0-9]{2})?$", True),
+        (r"a|b\*", True),
+        (r"^\d+$", False),  # Unicode digits in polars, ASCII in RE2
+        (r"\w", False),
+        (r"(?i)abc", False),
+        (r"[[a-z]&&[^aeiou]]", False),
+        (r"[[:alpha:]]", False),
+        ("größe", False),
+        (r"a{,3}", False),
+    ],
+)
+def test_only_the_portable_regex_subset_is_pushed_down(pattern: str, portable: bool) -> None:
+    assert portable_regex(pattern) is portable
+
+
+def test_the_polars_expression_tree_the_translator_reads() -> None:
+    """Pins the serialized tree of polars expressions: if polars writes it otherwise, the
+    rules fall back (and this fails), they are never mistranslated."""
+    dtypes = pl.Schema({"a": pl.Int64, "b": pl.String, "f": pl.Float32})
+    expr = (
+        ((pl.col("a") + 1) * 2 >= 3)
+        & pl.col("b").is_in(["x", "y"])
+        & ~pl.col("b").is_null()
+        & pl.col("f").is_between(0, 1.5, closed="left")
+    ) | pl.col("b").str.len_bytes().is_not_null()
+
+    sql = translate(expr, dtypes, DIALECTS["duckdb"])
+
+    assert sql is not None
+    assert sql.sql(dialect="duckdb") == (
+        '(((((("a" + 1) * 2) >= 3) AND ("b" IN (\'x\', \'y\'))) AND (NOT ("b" IS NULL))) AND '
+        '(("f" >= CAST(0 AS REAL)) AND ("f" < CAST(CAST(1.5 AS DOUBLE) AS REAL)))) OR '
+        '(NOT STRLEN("b") IS NULL)'
+    )
+
+
+@pytest.mark.parametrize(
+    "expr",
+    [
+        pl.col("a") / 2 > 1,  # true division
+        pl.col("a").cast(pl.Float64) > 1,
+        (pl.col("a") > 1).over("b"),
+        pl.col("a").map_elements(lambda v: v > 1, return_dtype=pl.Boolean),
+        pl.col("a") + 1,  # not a predicate
+        pl.col("f") * 3 > 1,  # float32 arithmetic rounds at each step in polars
+        pl.col("d") > 1,  # a decimal
+        pl.col("t") > pl.col("t"),  # a datetime, with its unit
+    ],
+)
+def test_expressions_without_an_exact_sql_form_are_not_translated(expr: pl.Expr) -> None:
+    assert translate(expr, MIXED, DIALECTS["duckdb"]) is None
+
+
+def test_null_tests_translate_for_columns_of_any_dtype() -> None:
+    expr = pl.col("t").is_null() | pl.col("d").is_not_null()
+    sql = translate(expr, MIXED, DIALECTS["duckdb"])
+    assert sql is not None
+    assert sql.sql(dialect="duckdb") == '("t" IS NULL) OR (NOT "d" IS NULL)'
+
+
+def test_ordered_string_comparisons_push_down_only_where_strings_compare_as_bytes() -> None:
+    dtypes = pl.Schema({"b": pl.String})
+    assert translate(pl.col("b") < "m", dtypes, DIALECTS["duckdb"]) is not None
+    assert translate(pl.col("b") < "m", dtypes, DIALECTS["postgres"]) is None
+
+
+def test_importing_the_package_does_not_import_sqlglot() -> None:
+    code = (
+        "import sys, dagster_dataframely as dd; dd.sources.DuckDBTableSource(); "
+        "assert 'sqlglot' not in sys.modules, 'sqlglot imported'"
+    )
+    subprocess.run([sys.executable, "-c", code], check=True)

@@ -56,13 +56,13 @@ class Evaluation:
     #: rules whose whole-table verdict failed an empty table (`Rule.judges_table`): they
     #: fail with 0 rows failed
     failed_table: frozenset[str] = frozenset()
+    #: rule name -> the engine that evaluated it (`duckdb` for SQL pushed down); a rule not
+    #: listed was evaluated here, by polars
+    engines: Mapping[str, str] = field(default_factory=dict)
 
     def fails(self, rule: str) -> bool:
         """Whether `rule` failed: on some rows, or as a verdict on the (empty) table."""
         return bool(self.failed[rule]) or rule in self.failed_table
-    #: rule name -> the engine that evaluated it (`duckdb` for SQL pushed down); a rule not
-    #: listed was evaluated here, by polars
-    engines: Mapping[str, str] = field(default_factory=dict)
 
 
 def as_lazy(frame: Any, *, asset: str | None = None) -> pl.LazyFrame:

@@ -70,7 +70,7 @@ class SQLTable:
         engines = dict.fromkeys(failed, self.dialect.name)
         rest = [rule for rule in rules if rule.name not in compiled]
         if not rest:
-            return Evaluation(row_count, failed, samples, engines)
+            return Evaluation(row_count, failed, samples, engines=engines)
         fallback = evaluate(
             _projected(lf, rest, identify),
             rest,
@@ -82,6 +82,7 @@ class SQLTable:
             failed={**failed, **fallback.failed},
             samples={**samples, **fallback.samples},
             engines=engines | dict.fromkeys(fallback.failed, POLARS),
+            failed_table=fallback.failed_table,
         )
 
     def sql(self, query: exp.Expr) -> str:

@@ -124,19 +124,24 @@ def _run_loader(
         key_range = dg.PartitionKeyRange(partition["partition_key"], partition["partition_key"])
 
     def load(python_type: type | None) -> Any:
-        input_context = dg.build_input_context(
-            asset_key=asset_key,
-            dagster_type=_dagster_type(python_type),
-            upstream_output=dg.build_output_context(
+        # Both contexts are entered and left, so the resources (and ephemeral instance) each
+        # builds are closed now, not by the garbage collector after their database is gone.
+        with (
+            dg.build_output_context(
                 name=output_name, definition_metadata=dict(spec.metadata), asset_key=asset_key
-            ),
-            partition_key=partition.get("partition_key"),
-            asset_partition_key_range=key_range,
-            asset_partitions_def=assets_def.partitions_def,
-            resource_config=config,
-            instance=context.instance,
-        )
-        return io_manager.load_input(input_context)
+            ) as upstream,
+            dg.build_input_context(
+                asset_key=asset_key,
+                dagster_type=_dagster_type(python_type),
+                upstream_output=upstream,
+                partition_key=partition.get("partition_key"),
+                asset_partition_key_range=key_range,
+                asset_partitions_def=assets_def.partitions_def,
+                resource_config=config,
+                instance=context.instance,
+            ) as input_context,
+        ):
+            return io_manager.load_input(input_context)
 
     return load
 

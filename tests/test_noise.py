@@ -1,13 +1,18 @@
-"""Loading definitions passes on no warning the package causes: the checks of a partitioned
-asset are partitioned through a Dagster preview parameter the user never wrote.
+"""The package adds no noise to a user's output: loading definitions passes on no warning
+it causes (the checks of a partitioned asset use a Dagster preview parameter the user never
+wrote), and a run leaves no resource for the garbage collector to close with a traceback.
 
 pyproject's pytest `filterwarnings` ignores `PreviewWarning`; each test records every
 warning itself, so that setting cannot hide one."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import textwrap
 import warnings
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -58,3 +63,42 @@ def test_loading_definitions_emits_no_preview_warning(
 
     assert built is not None
     assert [str(w.message) for w in caught if issubclass(w.category, dg.PreviewWarning)] == []
+
+
+#: A failing sidecar check read back through dagster-duckdb's IO manager, as a user's script.
+SIDECAR_RUN = """\
+import gc
+
+import dagster as dg
+import polars as pl
+from dagster_duckdb_polars import DuckDBPolarsIOManager
+
+import dagster_dataframely as dd
+from dagster_dataframely.data import OrdersSchema, storefront_orders
+
+
+@dg.asset
+def orders() -> pl.DataFrame:
+    return storefront_orders()
+
+
+io = {"io_manager": DuckDBPolarsIOManager(database=%r)}
+# DuckDB hands the Enum back as a String: dy_schema__columns fails, and the step with it.
+checks = dd.schema_checks(OrdersSchema, asset="orders")
+result = dg.materialize([orders, checks], resources=io, raise_on_error=False)
+assert not result.success
+gc.collect()  # as a long-lived process (a code server, a test session) does
+"""
+
+
+def test_a_sidecar_run_leaves_nothing_to_close_behind_it(tmp_path: Path) -> None:
+    script = textwrap.dedent(SIDECAR_RUN % str(tmp_path / "warehouse.duckdb"))
+    run = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=300
+    )
+
+    assert run.returncode == 0, run.stderr[-2000:]
+    # The contexts that load the table build resources (an ephemeral Dagster instance); left
+    # open, they are closed at exit after their sqlite database, printing a traceback each.
+    assert "Cannot operate on a closed database" not in run.stderr
+    assert "Exception during reset" not in run.stderr

@@ -221,33 +221,44 @@ def test_a_failing_quarantine_writer_fails_the_run_before_the_table_is_written(f
     assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
 
 
-def test_a_failing_io_manager_write_of_the_quarantine_leaves_the_table_unwritten(filesystem):
-    class QuarantineRefused(dg.ConfigurableIOManager):
-        base_dir: str
+class QuarantineRefused(dg.ConfigurableIOManager):
+    """Stores like Dagster's filesystem IO manager, and refuses to write any quarantine."""
 
-        def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
-            if context.asset_key.path[-1].endswith("_quarantine"):
-                raise PermissionError("no write access to the quarantine schema")
-            dg.FilesystemIOManager(base_dir=self.base_dir).create_io_manager(
-                dg.build_init_resource_context()
-            ).handle_output(context, obj)
+    base_dir: str
 
-        def load_input(self, context: dg.InputContext) -> Any:
-            raise NotImplementedError
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if context.asset_key.path[-1].endswith("_quarantine"):
+            raise PermissionError("no write access to the quarantine schema")
+        dg.FilesystemIOManager(base_dir=self.base_dir).create_io_manager(
+            dg.build_init_resource_context()
+        ).handle_output(context, obj)
 
+    def load_input(self, context: dg.InputContext) -> Any:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_a_failing_io_manager_write_of_the_quarantine_reports_every_rule_then_fails(
+    filesystem, selection
+):
     result = dg.materialize(
         [gated(defective_orders, quarantine=True)],
+        selection=selection,
         resources={"io_manager": QuarantineRefused(base_dir=str(filesystem.root / "storage"))},
         raise_on_error=False,
     )
 
     assert not result.success
     assert filesystem.read("orders") is None
-    assert step_error(result)[0] == "PermissionError"
-    # Dagster stores the declared quarantine when it is yielded, and ends the step on the
-    # failed write: neither asset is recorded as materialized, and no rule result follows.
+    name, message = step_error(result)
+    assert name == "PermissionError" and "quarantine schema" in message
     assert result.get_asset_materialization_events() == []
-    assert set(evaluations(result)) == {"dy_schema__columns"}
+    # every rule was evaluated and reaches Dagster before the run fails; with no table
+    # written, error rules fail at ERROR
+    assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
+    expected = {CHECK_OF[rule]: ERROR for rule in ERROR_COUNTS}
+    expected |= {CHECK_OF[rule]: WARN for rule, sev in SEVERITY.items() if sev == "warn"}
+    assert failed_checks(result) == expected
 
 
 # ------------------------------ validation_results directly ------------------------------ #

@@ -193,26 +193,27 @@ def test_a_declared_quarantine_is_read_through_its_own_output_context(tmp_path):
     assert stored.columns == ("order_id",)
 
 
-def test_a_yielded_output_is_stored_and_logged_before_the_body_resumes(tmp_path):
-    """Decision: `declared_quarantine` yields the quarantine, then reads the address its IO
-    manager logged from the run's event log (public `fetch_materializations`, as Dagster
-    finds a check's target materialization), which holds it by the time the body resumes."""
-    logged: list[Any] = []
-    quarantine = dg.AssetKey("orders_quarantine")
+def test_a_subsets_step_has_only_the_selected_outputs(tmp_path):
+    """Decision: in a run that selected the table alone the subsetted `context.assets_def`
+    holds no output of the quarantine, so `write_as` writes an unselected quarantine through
+    the table's output context with the key replaced, as a hand-wired one."""
+    table, quarantine = dg.AssetKey("orders"), dg.AssetKey("orders_quarantine")
+    seen: list[Any] = []
 
     @dg.multi_asset(
         outs={
-            "result": dg.AssetOut(key="orders", is_required=False),
+            "result": dg.AssetOut(key=table, is_required=False),
             "q": dg.AssetOut(key=quarantine, is_required=False),
-        }
+        },
+        can_subset=True,
     )
     def orders(context: dg.AssetExecutionContext):
-        yield dg.MaterializeResult(asset_key=quarantine, value=1)
-        (record,) = context.instance.fetch_materializations(quarantine, limit=1).records
-        logged.append((record.run_id == context.run_id, record.asset_materialization.metadata))
-        yield dg.MaterializeResult(asset_key="orders", value=2)
+        assert context.assets_def.keys_by_output_name == {"result": table}
+        seen.append(step_internals.write_as(context, quarantine, "held back", table_key=table))
+        yield dg.MaterializeResult(asset_key=table, value="written")
 
     io_manager = dg.FilesystemIOManager(base_dir=str(tmp_path))
-    assert dg.materialize([orders], resources={"io_manager": io_manager}).success
-    ((this_run, metadata),) = logged
-    assert this_run and str(metadata["path"].value).endswith("orders_quarantine")
+    assert dg.materialize([orders], selection=[table], resources={"io_manager": io_manager}).success
+    ((logged),) = seen
+    assert str(logged["path"].value).endswith("orders_quarantine")
+    assert (tmp_path / "orders_quarantine").is_file()

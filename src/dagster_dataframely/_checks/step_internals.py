@@ -11,8 +11,10 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
   to store the output (resources, definition metadata, partitions). A hand-wired asset's
   quarantine (an undeclared key) is written with the table's context after replacing its
-  `_asset_key` (and the key of its `_asset_spec`); `dd.asset` declares the quarantine as an
-  output of its own, and only reads its stored table through that output's context.
+  `_asset_key` (and the key of its `_asset_spec`). `dd.asset` declares the quarantine as an
+  output of its own and writes it through that output's context when the run selected it;
+  in a run that selected the table alone, the subsetted `context.assets_def` names no output
+  of it, so there it is written as a hand-wired quarantine is.
 - `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
   loads with, as Dagster does for a step's own inputs (pinned by
@@ -62,16 +64,19 @@ def in_run(context: Context) -> bool:
     return True
 
 
-def write_as(context: Context, asset_key: dg.AssetKey, value: Any) -> dict[str, Any]:
-    """Hand `value` to the IO manager of the step's asset output, as if it were `asset_key`.
+def write_as(
+    context: Context, asset_key: dg.AssetKey, value: Any, *, table_key: dg.AssetKey | None = None
+) -> dict[str, Any]:
+    """Hand `value` to the IO manager of the step's output of `asset_key` when the run selected
+    it, else to that of `table_key` (default: the step's one asset) as if it were `asset_key`.
 
-    The IO manager gets the output context Dagster would give it for the asset itself, with
-    only the asset key changed, so database IO managers keep their connection settings and
-    the run's partition passes through. Returns the metadata the IO manager logged (the
-    caller records the write as a materialization of `asset_key`).
+    The IO manager gets the output context Dagster would give it for that output, with only
+    the asset key changed, so database IO managers keep their connection settings and the
+    run's partition passes through. Returns the metadata the IO manager logged (the caller
+    records the write as a materialization of `asset_key`).
     Raises `DagsterInvalidPropertyError` under direct invocation.
     """
-    io_manager, output_context = _output_as(context, asset_key, context.asset_key)
+    io_manager, output_context = _output_as(context, asset_key, table_key or context.asset_key)
     metadata: dict[str, Any] = {}
     returned = io_manager.handle_output(output_context, value)
     if inspect.isgenerator(returned):
@@ -149,10 +154,11 @@ def asset_graph(context: Context) -> Any | None:
 def _output_as(
     context: Context, asset_key: dg.AssetKey, table_key: dg.AssetKey
 ) -> tuple[Any, dg.OutputContext]:
-    """The IO manager and output context of the step's output of `asset_key` when the step
-    declares it; else those of the output of `table_key`, with the key replaced."""
+    """The IO manager and output context of the step's output of `asset_key` when the run
+    selected it (a subsetted `assets_def` names no output of the others); else those of the
+    output of `table_key`, with the key replaced."""
     step = context.get_step_execution_context()
-    declared = asset_key in context.assets_def.keys
+    declared = asset_key in context.selected_asset_keys
     output_name = context.assets_def.get_output_name_for_asset_key(
         asset_key if declared else table_key
     )

@@ -2,10 +2,10 @@
 
 It is `@dg.asset` with the schema's Columns tab metadata and check specs, and a body that runs
 the decorated function, then `validation_results`. Settings are resolved once, here, at
-definition time. With a quarantine it is a multi-asset of the table and its quarantine
-(`_quarantined_asset`): in a run the quarantine is that declared asset's output, stored by the
-asset's IO manager before the table (`declared_quarantine`); under direct invocation, which
-has no IO manager, it is written to parquet (`file_writer`).
+definition time. With a quarantine it is a subsettable multi-asset of the table and its
+quarantine (`quarantined_asset`): in a run the body writes the quarantine through the asset's
+IO manager before the table, selected or not (`declared_quarantine`); under direct invocation,
+which has no IO manager, it is written to parquet (`file_writer`).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from .._engine.severity import warn_names
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from .gate import AssetYield, gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
-from .quarantined_asset import quarantined_asset
+from .quarantined_asset import quarantined_asset, refuse_quarantine_alone
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
 
@@ -60,8 +60,8 @@ def asset(
     quarantine `<name>_quarantine` and the other rows to the table. Every other keyword goes
     to `@dg.asset`; `code_version` is combined with a hash of the schema (`1+schema.<hash>`),
     so a changed schema marks the asset changed. With a quarantine the result is a
-    multi-asset of two keys, the table and its quarantine (a declared asset, materialized on
-    every run, before the table); they are selected and run together. Settings left `None`
+    multi-asset of two keys, the table and its quarantine (a declared asset, written on every
+    run of the table, before it, even when the run selected the table alone). Settings left `None`
     come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
     `statistics` True, `row_sample` 5, ...).
 
@@ -149,6 +149,8 @@ class _Gate:
         @functools.wraps(fn)
         def validated(*args: Any, **kwargs: Any) -> AssetYield:
             context = _context(args)
+            if self.quarantine and context is not None and step_internals.in_run(context):
+                refuse_quarantine_alone(context, key)
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:

@@ -72,7 +72,7 @@ def test_the_quarantine_is_grouped_owned_and_versioned_like_the_table():
     for spec in (table, quarantine):
         assert spec.group_name == "storefront"
         assert spec.owners == ["team:finance"]
-        assert spec.kinds == {"polars"}
+        assert spec.kinds == {"polars", "dataframely"}
         assert spec.tags["domain"] == "sales"
         assert spec.code_version == f"3+schema.{schema_version(OrdersSchema)}"
         assert orders.get_io_manager_key_for_asset_key(spec.key) == "io_manager"

@@ -113,6 +113,7 @@ def asset(
         )
         completed = {
             **asset_kwargs,
+            **_catalog_entry(gate.schema, fn, asset_kwargs),
             "metadata": {**(asset_kwargs.get("metadata") or {}), **schema_metadata(gate.schema)},
             "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
             "code_version": code_version(
@@ -200,6 +201,28 @@ class _Gate:
             check_granularity=self.check_granularity,
             schema_rules=self.schema_rules,
         )
+
+
+#: The catalog's kind filter finds a gated asset by these, beside the user's own kinds.
+KINDS = frozenset({"polars", "dataframely"})
+
+
+def _catalog_entry(
+    schema: type[dy.Schema], fn: Callable[..., Any], asset_kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The asset's description (the user's, else the function's docstring, as `@dg.asset`
+    takes it, else the schema's own docstring) and kinds (the user's and `KINDS`; none added
+    with `compute_kind=`, which Dagster does not take together with `kinds=`)."""
+    own_doc = schema.__dict__.get("__doc__")
+    description = (
+        asset_kwargs.get("description")
+        or (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        or (inspect.cleandoc(own_doc) if own_doc else None)
+    )
+    entry: dict[str, Any] = {"description": description}
+    if asset_kwargs.get("compute_kind") is None:
+        entry["kinds"] = {*(asset_kwargs.get("kinds") or ()), *KINDS}
+    return entry
 
 
 def _asset_key(fn: Callable[..., Any], asset_kwargs: dict[str, Any]) -> dg.AssetKey:

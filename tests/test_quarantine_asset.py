@@ -6,10 +6,11 @@ Real definitions and real runs."""
 from typing import Any
 
 import dagster as dg
+import duckdb
 import polars as pl
 import pytest
 from conftest import Storage
-from support import materialization, step_error
+from support import evaluations, materialization, materialized, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely._engine.schema_version import schema_version
@@ -191,3 +192,72 @@ def test_a_partitioned_run_materializes_that_partition_of_the_quarantine(filesys
     assert partitions == {"2024-05-01", "2024-05-02"}
     stored = filesystem.read("lines_quarantine", "2024-05-02")
     assert stored is not None and set(stored["note"]) == {"2024-05-02"}
+
+
+# ------------------------------- a quarantine key of one's own ------------------------------- #
+
+REJECTS = dg.AssetKey(["restricted", "orders_rejects"])
+
+
+def rejecting(**settings: Any) -> dg.AssetsDefinition:
+    @dd.asset(OrdersSchema, quarantine=True, quarantine_key="restricted/orders_rejects", **settings)
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    return orders
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_quarantine_key_names_the_quarantine_asset_and_where_it_is_stored(
+    warehouse: Storage, selection: Any
+):
+    orders = rejecting()
+    assert orders.keys == {dg.AssetKey("orders"), REJECTS}
+
+    result = warehouse.materialize([orders], selection=selection)
+
+    assert result.success
+    assert materialized(result) == {"orders", "restricted/orders_rejects"}
+    held_back = warehouse.read(["restricted", "orders_rejects"])
+    assert held_back is not None and held_back.height == 7
+    assert warehouse.read("orders_quarantine") is None
+    address = materialization(result, "orders")["dy_quarantine"]
+    assert "restricted.orders_rejects" in address
+    assert evaluations(result)["dy_rule__amount__min"].metadata["dy_quarantine"].value == address
+
+
+def test_the_layout_check_follows_the_quarantine_key(warehouse: Storage):
+    with duckdb.connect(str(warehouse.database)) as connection:
+        connection.execute("create schema restricted")
+        connection.execute("create table restricted.orders_rejects (order_id varchar)")
+
+    result = warehouse.materialize([rejecting()])
+
+    assert not result.success
+    name, message = step_error(result)
+    assert name == "QuarantineLayoutError" and "restricted.orders_rejects" in message
+    assert warehouse.read("orders") is None
+
+
+def test_the_collision_guard_follows_the_quarantine_key():
+    taken = dg.AssetSpec(REJECTS)
+
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match="'restricted', 'orders_rejects'"):
+        dg.Definitions(assets=[rejecting(), taken]).resolve_asset_graph()
+
+
+def test_direct_invocation_writes_the_quarantine_under_its_key(tmp_path):
+    list(rejecting(quarantine_dir=str(tmp_path))())
+
+    assert pl.read_parquet(tmp_path / "restricted" / "orders_rejects.parquet").height == 7
+
+
+def test_a_quarantine_key_needs_a_quarantine_and_another_key_than_the_table():
+    with pytest.raises(dd.errors.InvalidSettingError, match="quarantine=True"):
+        dd.asset(OrdersSchema, quarantine_key="held")
+
+    with pytest.raises(dd.errors.InvalidSettingError, match="overwrite the table"):
+
+        @dd.asset(OrdersSchema, quarantine=True, quarantine_key="orders")
+        def orders() -> pl.DataFrame:
+            return defective_orders()

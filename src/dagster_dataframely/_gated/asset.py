@@ -21,6 +21,7 @@ import dataframely as dy
 import polars as pl
 
 from .._checks import step_internals
+from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
 from .._engine.display import type_name
@@ -31,6 +32,7 @@ from .._engine.severity import warn_names
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from .gate import AssetYield, gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
+from .quarantine import quarantine_key as default_quarantine_key
 from .quarantined_asset import quarantined_asset, refuse_quarantine_alone
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
@@ -48,6 +50,7 @@ def asset(
     row_sample: int | None = None,
     max_failure_samples: int | None = None,
     quarantine_dir: str | None = None,
+    quarantine_key: dg.AssetKey | str | Sequence[str] | None = None,
     **asset_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """Declare an asset whose rows must pass `schema` before its IO manager writes them.
@@ -63,7 +66,8 @@ def asset(
     multi-asset of two keys, the table and its quarantine (a declared asset, written on every
     run of the table, before it, even when the run selected the table alone). Settings left `None`
     come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
-    `statistics` True, `row_sample` 5, ...).
+    `statistics` True, `row_sample` 5, ...). `quarantine_key` names the quarantine asset
+    (default: the table's key with `_quarantine` appended to its last part).
 
     Example:
         ```python
@@ -82,9 +86,15 @@ def asset(
             "dd.asset sets output_required=False itself (a run that writes no table yields no "
             "materialization), so it takes no output_required argument. Remove it."
         )
+    resolved_quarantine = resolve("quarantine", quarantine if quarantine is not None else filter)
+    if quarantine_key is not None and not resolved_quarantine:
+        raise InvalidSettingError(
+            f"dd.asset got quarantine_key={quarantine_key!r} without a quarantine: the key "
+            "names the quarantine asset. Pass quarantine=True as well, or drop quarantine_key."
+        )
     gate = _Gate(
         schema=as_dataframely(schema),
-        quarantine=resolve("quarantine", quarantine if quarantine is not None else filter),
+        quarantine=resolved_quarantine,
         warn=warn_names(warn),
         check_granularity=resolve("check_granularity", check_granularity),
         schema_rules=resolve("schema_rules", schema_rules),
@@ -92,6 +102,11 @@ def asset(
         row_sample=resolve("row_sample", row_sample),
         max_failure_samples=resolve("max_failure_samples", max_failure_samples),
         quarantine_dir=resolve("quarantine_dir", quarantine_dir),
+        quarantine_key=(
+            None
+            if quarantine_key is None
+            else parse_asset_key(quarantine_key, argument="quarantine_key")
+        ),
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
@@ -121,8 +136,19 @@ def asset(
             ),
         }
         if gate.quarantine:
+            held = gate.quarantine_of(key)
+            if held == key:
+                raise InvalidSettingError(
+                    f"dd.asset {key.to_user_string()} got quarantine_key={held.to_user_string()!r}"
+                    ", the table's own key: the quarantine would overwrite the table. Choose "
+                    "another key for the quarantine."
+                )
             return quarantined_asset(
-                schema=gate.schema, key=key, asset_kwargs=completed, body=gate.body(fn, key)
+                schema=gate.schema,
+                key=key,
+                quarantine=held,
+                asset_kwargs=completed,
+                body=gate.body(fn, key),
             )
         return dg.asset(**completed, output_required=False)(gate.body(fn, key))
 
@@ -142,6 +168,11 @@ class _Gate:
     row_sample: int
     max_failure_samples: int
     quarantine_dir: str
+    quarantine_key: dg.AssetKey | None
+
+    def quarantine_of(self, key: dg.AssetKey) -> dg.AssetKey:
+        """The key the quarantine of the table `key` is written as."""
+        return self.quarantine_key or default_quarantine_key(key)
 
     def body(self, fn: Callable[..., Any], key: dg.AssetKey) -> Callable[..., AssetYield]:
         """A generator with `fn`'s signature (so Dagster binds the same context and inputs)
@@ -151,7 +182,7 @@ class _Gate:
         def validated(*args: Any, **kwargs: Any) -> AssetYield:
             context = _context(args)
             if self.quarantine and context is not None and step_internals.in_run(context):
-                refuse_quarantine_alone(context, key)
+                refuse_quarantine_alone(context, key, self.quarantine_of(key))
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:
@@ -178,12 +209,13 @@ class _Gate:
     def _quarantine(
         self, context: step_internals.Context | None, key: dg.AssetKey
     ) -> QuarantineStep:
+        held = self.quarantine_of(key)
         if context is not None and step_internals.in_run(context):
-            return declared_quarantine(context, key)
+            return declared_quarantine(context, key, held)
         partition = (
             context.partition_key if context is not None and context.has_partition_key else None
         )
-        return writing(file_writer(key, self.quarantine_dir, partition))
+        return writing(file_writer(key, self.quarantine_dir, partition, written_as=held))
 
     def _skip(
         self, context: step_internals.Context | None, key: dg.AssetKey

@@ -127,8 +127,10 @@ def delegating_writer(
     return write
 
 
-def declared_quarantine(context: step_internals.Context, table_key: dg.AssetKey) -> QuarantineStep:
-    """The quarantine `dd.asset` declares beside the table `table_key`, written by the body
+def declared_quarantine(
+    context: step_internals.Context, table_key: dg.AssetKey, key: dg.AssetKey
+) -> QuarantineStep:
+    """The quarantine `dd.asset` declares beside the table `table_key` as `key`, written by the body
     itself through the IO manager, so that a failed write is an exception the body catches
     (every rule result is reported before the run fails), and so that a run that selected
     the table alone writes it too.
@@ -141,7 +143,7 @@ def declared_quarantine(context: step_internals.Context, table_key: dg.AssetKey)
     """
 
     def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
-        stored = _store(context, table_key, frame)
+        stored = _store(context, table_key, frame, key)
         if stored.key in context.selected_asset_keys:
             yield dg.MaterializeResult(asset_key=stored.key, metadata=stored.metadata)
         else:
@@ -165,13 +167,15 @@ def file_writer(
     key: dg.AssetKey | str | Sequence[str],
     quarantine_dir: str | os.PathLike[str] | None = None,
     partition_key: str | None = None,
+    *,
+    written_as: dg.AssetKey | None = None,
 ) -> QuarantineWriter:
     """A writer that writes the quarantine of asset `key` as parquet at `quarantine_path`.
 
     For direct invocation, which has no IO manager. The file is written beside its target
     and renamed into place, so a failed write never leaves a partial file.
     """
-    path = quarantine_path(key, quarantine_dir, partition_key)
+    path = quarantine_path(key, quarantine_dir, partition_key, written_as=written_as)
 
     def write(frame: pl.DataFrame) -> str:
         write_frame(frame, path)
@@ -184,6 +188,8 @@ def quarantine_path(
     key: dg.AssetKey | str | Sequence[str],
     quarantine_dir: str | os.PathLike[str] | None = None,
     partition_key: str | None = None,
+    *,
+    written_as: dg.AssetKey | None = None,
 ) -> UPath:
     """Where `file_writer` writes the quarantine of asset `key`.
 
@@ -191,10 +197,11 @@ def quarantine_path(
     `<quarantine_dir>/<prefix parts>/<name>_quarantine/<partition key>.parquet`, so two
     partitions never share a file: the layout of `dd.ParquetIOManager`, whose encoding keeps
     unsafe characters out of file names (`2024-01-01-00:00` -> `2024-01-01-00~3A00`).
-    `quarantine_dir` defaults to the `quarantine_dir` setting.
+    `quarantine_dir` defaults to the `quarantine_dir` setting; `written_as`, the quarantine's
+    key when `dd.asset(quarantine_key=...)` chose another one.
     """
     root = UPath(resolve("quarantine_dir", quarantine_dir)).expanduser().absolute()
-    return parquet_path(root, quarantine_key(key), partition_key)
+    return parquet_path(root, written_as or quarantine_key(key), partition_key)
 
 
 # --------------------------------- the key guard --------------------------------- #
@@ -221,12 +228,12 @@ def validate_quarantine_key(context: step_internals.Context) -> None:
 
 
 def _check_layout(
-    context: step_internals.Context, table_key: dg.AssetKey, frame: pl.DataFrame
+    context: step_internals.Context, table_key: dg.AssetKey, key: dg.AssetKey, frame: pl.DataFrame
 ) -> None:
     """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
-    `table_key` has other columns than `frame` (its IO manager would delete the stored rows,
-    then fail on the insert)."""
-    stored = step_internals.stored_table(context, quarantine_key(table_key), table_key=table_key)
+    `table_key` (as `key`) has other columns than `frame` (its IO manager would delete the
+    stored rows, then fail on the insert)."""
+    stored = step_internals.stored_table(context, key, table_key=table_key)
     if stored is not None and stored.columns != tuple(frame.columns):
         raise _layout_error(table_key, stored, tuple(frame.columns))
 
@@ -250,12 +257,18 @@ class _Stored:
         )
 
 
-def _store(context: step_internals.Context, table_key: dg.AssetKey, frame: pl.DataFrame) -> _Stored:
-    """Write the quarantine of `table_key` through the step's IO manager, after the layout
-    check; what the IO manager logged, with the row count and the table's key."""
-    key = quarantine_key(table_key)
+def _store(
+    context: step_internals.Context,
+    table_key: dg.AssetKey,
+    frame: pl.DataFrame,
+    key: dg.AssetKey | None = None,
+) -> _Stored:
+    """Write the quarantine of `table_key` as `key` (default `<name>_quarantine`) through the
+    step's IO manager, after the layout check; what the IO manager logged, with the row
+    count and the table's key."""
+    key = key or quarantine_key(table_key)
     partition = context.partition_key if context.has_partition_key else None
-    _check_layout(context, table_key, frame)
+    _check_layout(context, table_key, key, frame)
     logged = step_internals.write_as(context, key, frame, table_key=table_key)
     address = _address(logged, key, partition)
     metadata = {

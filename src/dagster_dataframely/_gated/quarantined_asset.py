@@ -33,7 +33,6 @@ import dataframely as dy
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
 from .._engine.catalogue import rules
 from ..errors import QuarantineSelectionError
-from .quarantine import quarantine_key
 
 #: The table's output keeps the name `@dg.asset` gives its one output.
 TABLE_OUTPUT = "result"
@@ -83,10 +82,12 @@ def quarantined_asset(
     *,
     schema: type[dy.Schema],
     key: dg.AssetKey,
+    quarantine: dg.AssetKey,
     asset_kwargs: Mapping[str, Any],
     body: Callable[..., Any],
 ) -> dg.AssetsDefinition:
-    """A `@dg.multi_asset` of the table `key` and its quarantine, computed by `body`.
+    """A `@dg.multi_asset` of the table `key` and its quarantine `quarantine`, computed by
+    `body`.
 
     `asset_kwargs` are `@dg.asset` keywords as `dd.asset` completed them (metadata with the
     Columns tab, check specs, code version). Both outputs are optional: a run that writes no
@@ -109,7 +110,6 @@ def quarantined_asset(
             **(op_settings.get("resource_defs") or {}),
             io_key: io_manager_def,
         }
-    quarantine = quarantine_key(key)
     outs = {
         TABLE_OUTPUT: dg.AssetOut(key=key, is_required=False, **shared, **table),
         quarantine.to_python_identifier(): dg.AssetOut(
@@ -130,7 +130,9 @@ def quarantined_asset(
 
 
 def refuse_quarantine_alone(
-    context: dg.AssetExecutionContext | dg.OpExecutionContext, table_key: dg.AssetKey
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
+    table_key: dg.AssetKey,
+    quarantine: dg.AssetKey,
 ) -> None:
     """Raise `QuarantineSelectionError` when the run selected the quarantine (or the table's
     checks) without the table: the quarantine holds the rows a run of the table held back,
@@ -141,7 +143,7 @@ def refuse_quarantine_alone(
     table = table_key.to_user_string()
     raise QuarantineSelectionError(
         f"The run selected {selected or 'checks of ' + table} without the asset {table}: "
-        f"the quarantine {quarantine_key(table_key).to_user_string()} holds the rows a run of "
+        f"the quarantine {quarantine.to_user_string()} holds the rows a run of "
         f"{table} held back, and is written on every run of {table}, never alone. Select "
         f'the table instead (selection=["{table}"], dagster asset materialize --select '
         f"{table}); its quarantine is written with it."

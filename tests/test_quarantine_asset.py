@@ -261,3 +261,33 @@ def test_a_quarantine_key_needs_a_quarantine_and_another_key_than_the_table():
         @dd.asset(OrdersSchema, quarantine=True, quarantine_key="orders")
         def orders() -> pl.DataFrame:
             return defective_orders()
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_quarantine_io_manager_key_stores_the_quarantine_apart(tmp_path, selection: Any):
+    @dd.asset(OrdersSchema, quarantine=True, quarantine_io_manager_key="restricted")
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    lake, restricted = Storage("filesystem", tmp_path / "lake"), Storage("duckdb", tmp_path)
+    assert orders.get_io_manager_key_for_asset_key(dg.AssetKey("orders_quarantine")) == (
+        "restricted"
+    )
+
+    result = dg.materialize(
+        [orders],
+        selection=selection,
+        resources={"io_manager": lake.io_manager(), "restricted": restricted.io_manager()},
+        raise_on_error=False,
+    )
+
+    assert result.success
+    assert lake.read("orders") is not None and lake.read("orders_quarantine") is None
+    held_back = restricted.read("orders_quarantine")
+    assert held_back is not None and held_back.height == 7
+    assert "public.orders_quarantine" in materialization(result, "orders")["dy_quarantine"]
+
+
+def test_quarantine_io_manager_key_needs_a_quarantine():
+    with pytest.raises(dd.errors.InvalidSettingError, match="quarantine_io_manager_key"):
+        dd.asset(OrdersSchema, quarantine_io_manager_key="restricted")

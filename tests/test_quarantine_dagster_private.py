@@ -193,27 +193,32 @@ def test_a_declared_quarantine_is_read_through_its_own_output_context(tmp_path):
     assert stored.columns == ("order_id",)
 
 
-def test_a_subsets_step_has_only_the_selected_outputs(tmp_path):
-    """Decision: in a run that selected the table alone the subsetted `context.assets_def`
-    holds no output of the quarantine, so `write_as` writes an unselected quarantine through
-    the table's output context with the key replaced, as a hand-wired one."""
+def test_a_subsets_step_reaches_an_unselected_output_by_its_name(tmp_path):
+    """Decision: `dd.asset` writes its quarantine through the quarantine's own output, named,
+    also in a run that selected the table alone: the step still has that output's IO manager
+    and context (its IO manager key, its key), though the subsetted `context.assets_def`
+    names no output of it. So `quarantine_io_manager_key=` holds in every selection."""
     table, quarantine = dg.AssetKey("orders"), dg.AssetKey("orders_quarantine")
     seen: list[Any] = []
 
     @dg.multi_asset(
         outs={
             "result": dg.AssetOut(key=table, is_required=False),
-            "q": dg.AssetOut(key=quarantine, is_required=False),
+            "q": dg.AssetOut(key=quarantine, is_required=False, io_manager_key="held"),
         },
         can_subset=True,
     )
     def orders(context: dg.AssetExecutionContext):
         assert context.assets_def.keys_by_output_name == {"result": table}
-        seen.append(step_internals.write_as(context, quarantine, "held back", table_key=table))
+        seen.append(step_internals.write_as(context, quarantine, "held back", output_name="q"))
         yield dg.MaterializeResult(asset_key=table, value="written")
 
-    io_manager = dg.FilesystemIOManager(base_dir=str(tmp_path))
-    assert dg.materialize([orders], selection=[table], resources={"io_manager": io_manager}).success
+    resources = {
+        "io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path / "lake")),
+        "held": dg.FilesystemIOManager(base_dir=str(tmp_path / "held")),
+    }
+    assert dg.materialize([orders], selection=[table], resources=resources).success
     ((logged),) = seen
     assert str(logged["path"].value).endswith("orders_quarantine")
-    assert (tmp_path / "orders_quarantine").is_file()
+    assert (tmp_path / "held" / "orders_quarantine").is_file()
+    assert not (tmp_path / "lake" / "orders_quarantine").exists()

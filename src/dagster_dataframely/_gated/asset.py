@@ -51,6 +51,7 @@ def asset(
     max_failure_samples: int | None = None,
     quarantine_dir: str | None = None,
     quarantine_key: dg.AssetKey | str | Sequence[str] | None = None,
+    quarantine_io_manager_key: str | None = None,
     **asset_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """Declare an asset whose rows must pass `schema` before its IO manager writes them.
@@ -67,7 +68,8 @@ def asset(
     run of the table, before it, even when the run selected the table alone). Settings left `None`
     come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
     `statistics` True, `row_sample` 5, ...). `quarantine_key` names the quarantine asset
-    (default: the table's key with `_quarantine` appended to its last part).
+    (default: the table's key with `_quarantine` appended to its last part), and
+    `quarantine_io_manager_key` the IO manager that stores it (default: the table's).
 
     Example:
         ```python
@@ -87,11 +89,15 @@ def asset(
             "materialization), so it takes no output_required argument. Remove it."
         )
     resolved_quarantine = resolve("quarantine", quarantine if quarantine is not None else filter)
-    if quarantine_key is not None and not resolved_quarantine:
-        raise InvalidSettingError(
-            f"dd.asset got quarantine_key={quarantine_key!r} without a quarantine: the key "
-            "names the quarantine asset. Pass quarantine=True as well, or drop quarantine_key."
-        )
+    for name, value in (
+        ("quarantine_key", quarantine_key),
+        ("quarantine_io_manager_key", quarantine_io_manager_key),
+    ):
+        if value is not None and not resolved_quarantine:
+            raise InvalidSettingError(
+                f"dd.asset got {name}={value!r} without a quarantine: it says where the "
+                f"quarantine goes. Pass quarantine=True as well, or drop {name}."
+            )
     gate = _Gate(
         schema=as_dataframely(schema),
         quarantine=resolved_quarantine,
@@ -147,6 +153,7 @@ def asset(
                 schema=gate.schema,
                 key=key,
                 quarantine=held,
+                quarantine_io_manager_key=quarantine_io_manager_key,
                 asset_kwargs=completed,
                 body=gate.body(fn, key),
             )

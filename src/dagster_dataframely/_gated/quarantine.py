@@ -43,6 +43,11 @@ _STATUS = {True: "valid", False: "invalid", None: "unknown"}
 _ADDRESS_KEYS = ("dagster/table_name", "dagster/uri", "path", "uri", "table")
 
 
+def quarantine_output(key: dg.AssetKey) -> str:
+    """The name of the output `dd.asset` declares for the quarantine asset `key`."""
+    return key.to_python_identifier()
+
+
 def quarantine_key(asset_key: dg.AssetKey | str | Sequence[str]) -> dg.AssetKey:
     """The asset key a quarantine is written as: `<last key part>_quarantine`, same prefix."""
     key = parse_asset_key(asset_key, argument="key")
@@ -143,7 +148,7 @@ def declared_quarantine(
     """
 
     def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
-        stored = _store(context, table_key, frame, key)
+        stored = _store(context, table_key, frame, key, output_name=quarantine_output(key))
         if stored.key in context.selected_asset_keys:
             yield dg.MaterializeResult(asset_key=stored.key, metadata=stored.metadata)
         else:
@@ -228,12 +233,16 @@ def validate_quarantine_key(context: step_internals.Context) -> None:
 
 
 def _check_layout(
-    context: step_internals.Context, table_key: dg.AssetKey, key: dg.AssetKey, frame: pl.DataFrame
+    context: step_internals.Context,
+    table_key: dg.AssetKey,
+    key: dg.AssetKey,
+    frame: pl.DataFrame,
+    output_name: str | None,
 ) -> None:
     """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
     `table_key` (as `key`) has other columns than `frame` (its IO manager would delete the
     stored rows, then fail on the insert)."""
-    stored = step_internals.stored_table(context, key, table_key=table_key)
+    stored = step_internals.stored_table(context, key, table_key=table_key, output_name=output_name)
     if stored is not None and stored.columns != tuple(frame.columns):
         raise _layout_error(table_key, stored, tuple(frame.columns))
 
@@ -262,14 +271,19 @@ def _store(
     table_key: dg.AssetKey,
     frame: pl.DataFrame,
     key: dg.AssetKey | None = None,
+    *,
+    output_name: str | None = None,
 ) -> _Stored:
     """Write the quarantine of `table_key` as `key` (default `<name>_quarantine`) through the
     step's IO manager, after the layout check; what the IO manager logged, with the row
-    count and the table's key."""
+    count and the table's key. `output_name` is the step's output of the quarantine, when the
+    op declares one."""
     key = key or quarantine_key(table_key)
     partition = context.partition_key if context.has_partition_key else None
-    _check_layout(context, table_key, key, frame)
-    logged = step_internals.write_as(context, key, frame, table_key=table_key)
+    _check_layout(context, table_key, key, frame, output_name)
+    logged = step_internals.write_as(
+        context, key, frame, table_key=table_key, output_name=output_name
+    )
     address = _address(logged, key, partition)
     metadata = {
         **logged,

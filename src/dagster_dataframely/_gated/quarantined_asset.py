@@ -33,6 +33,7 @@ import dataframely as dy
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
 from .._engine.catalogue import rules
 from ..errors import QuarantineSelectionError
+from .quarantine import quarantine_output
 
 #: The table's output keeps the name `@dg.asset` gives its one output.
 TABLE_OUTPUT = "result"
@@ -83,11 +84,12 @@ def quarantined_asset(
     schema: type[dy.Schema],
     key: dg.AssetKey,
     quarantine: dg.AssetKey,
+    quarantine_io_manager_key: str | None = None,
     asset_kwargs: Mapping[str, Any],
     body: Callable[..., Any],
 ) -> dg.AssetsDefinition:
-    """A `@dg.multi_asset` of the table `key` and its quarantine `quarantine`, computed by
-    `body`.
+    """A `@dg.multi_asset` of the table `key` and its quarantine `quarantine` (stored by
+    `quarantine_io_manager_key`, default the table's IO manager), computed by `body`.
 
     `asset_kwargs` are `@dg.asset` keywords as `dd.asset` completed them (metadata with the
     Columns tab, check specs, code version). Both outputs are optional: a run that writes no
@@ -110,14 +112,15 @@ def quarantined_asset(
             **(op_settings.get("resource_defs") or {}),
             io_key: io_manager_def,
         }
+    held_by = {"io_manager_key": quarantine_io_manager_key} if quarantine_io_manager_key else {}
     outs = {
         TABLE_OUTPUT: dg.AssetOut(key=key, is_required=False, **shared, **table),
-        quarantine.to_python_identifier(): dg.AssetOut(
+        quarantine_output(quarantine): dg.AssetOut(
             key=quarantine,
             is_required=False,
             description=_description(schema, key),
             metadata=quarantine_metadata(schema, table.get("metadata")),
-            **shared,
+            **{**shared, **held_by},
         ),
     }
     return dg.multi_asset(

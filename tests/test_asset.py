@@ -1,6 +1,7 @@
 """`dd.asset` is a `@dg.asset`: it takes every asset keyword, binds context and inputs like any
 asset, accepts each documented return value, and resolves its settings when it is defined."""
 
+import inspect
 from typing import Any
 
 import dagster as dg
@@ -54,7 +55,7 @@ def test_it_is_an_asset_with_the_schemas_columns_tab_and_check_specs():
     assert spec.description == "Order lines, validated."
     assert spec.tags["domain"] == "sales"
     assert spec.owners == ["team:finance"]
-    assert spec.kinds == {"polars"}
+    assert spec.kinds == {"polars", "dataframely"}
     assert spec.code_version == f"3+schema.{schema_version(OrdersSchema)}"
     assert orders.get_io_manager_key_for_asset_key(spec.key) == "warehouse"
     assert spec.metadata["owner"] == "finance"
@@ -62,6 +63,36 @@ def test_it_is_an_asset_with_the_schemas_columns_tab_and_check_specs():
     expected = check_specs(OrdersSchema, asset=["sales", "orders"])
     assert list(specs_of(orders).values()) == [*expected, extra]
     assert not orders.op.output_defs[0].is_required  # output_required=False
+
+
+@pytest.mark.parametrize("quarantine", [False, True])
+def test_the_catalog_describes_it_by_the_schemas_docstring_and_finds_it_by_kind(quarantine):
+    @dd.asset(OrdersSchema, quarantine=quarantine, kinds={"duckdb"})
+    def orders() -> pl.DataFrame:
+        return storefront_orders()
+
+    @dd.asset(OrdersSchema, quarantine=quarantine)
+    def documented() -> pl.DataFrame:
+        """Orders as the shop exported them."""
+        return storefront_orders()
+
+    table = orders.specs_by_key[dg.AssetKey("orders")]
+    assert table.description == inspect.cleandoc(OrdersSchema.__doc__ or "")
+    assert table.kinds == {"duckdb", "polars", "dataframely"}
+    described = documented.specs_by_key[dg.AssetKey("documented")]
+    assert described.description == "Orders as the shop exported them."
+    assert described.kinds == {"polars", "dataframely"}
+
+
+def test_compute_kind_is_kept_alone_since_dagster_takes_no_kinds_beside_it():
+    @dd.asset(OrdersSchema, compute_kind="polars", description="Mine.")
+    def orders() -> pl.DataFrame:
+        return storefront_orders()
+
+    (spec,) = orders.specs
+    assert spec.description == "Mine."
+    assert orders.op.tags["dagster/compute_kind"] == "polars"
+    assert spec.kinds == set()
 
 
 def test_key_and_name_name_the_asset_and_its_checks():

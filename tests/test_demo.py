@@ -79,6 +79,21 @@ def test_summary_counts_rows_written_and_quarantined_from_the_stored_tables(
     assert not errors & set(kept.failure.counts())
 
 
+def test_summary_counts_quarantined_checks_apart_from_rows_written(demo: DemoRun) -> None:
+    summary = _summary(demo)
+    severity = {rule.name: rule.severity for rule in rules(Orders)}
+    counts = Orders.filter(generate().order_lines, cast=False).failure.counts()
+    held_back = sum(1 for name in counts if severity[name] == "error")
+    assert (
+        f"{held_back} checks of error rules failed at WARN because their rows were quarantined"
+        in summary
+    )
+    written = re.search(r"(\d+) checks failed at WARN on rows written to their tables", summary)
+    assert written is not None
+    warned = re.findall(r"^  \S.*  WARN   dy_", summary, re.MULTILINE)
+    assert held_back + int(written.group(1)) == len(warned)
+
+
 def test_summary_lists_each_failing_check_with_severity_and_share_of_rows(demo: DemoRun) -> None:
     summary = _summary(demo)
     counts = Orders.filter(generate().order_lines, cast=False).failure.counts()

@@ -151,6 +151,56 @@ def test_with_a_quarantine_error_rows_go_there_and_the_other_rows_to_the_table(s
     assert set(failed_checks(result).values()) == {WARN}
 
 
+def fates(result: dg.ExecuteInProcessResult) -> dict[str, tuple[str, str | None]]:
+    """check name -> (what happened to its failing rows, its `dy_quarantine` or None), for
+    the failing rule checks of a run."""
+    return {
+        name: (
+            e.metadata["dy_failed_rows"].value,
+            getattr(e.metadata.get("dy_quarantine"), "value", None),
+        )
+        for name, e in evaluations(result).items()
+        if not e.passed and name != "dy_schema__columns"
+    }
+
+
+def test_quarantined_error_rows_and_written_warn_rows_are_told_apart(filesystem):
+    result = filesystem.materialize([gated(defective_orders, quarantine=True)])
+
+    address = materialization(result, "orders")["dy_quarantine"]
+    held_back = (f"quarantined: held back in {address}", address)
+    expected = {CHECK_OF[rule]: held_back for rule in ERROR_COUNTS}
+    expected |= {
+        CHECK_OF[rule]: ("written to the table", None)
+        for rule, sev in SEVERITY.items()
+        if sev == "warn"
+    }
+    assert fates(result) == expected
+
+
+def test_a_check_of_error_and_warn_rules_tells_both_fates(filesystem):
+    result = filesystem.materialize(
+        [gated(defective_orders, quarantine=True, check_granularity="column")]
+    )
+
+    address = materialization(result, "orders")["dy_quarantine"]
+    # amount|min ("error") and amount|max ("warn") both fail on some rows
+    assert (SEVERITY["amount|min"], SEVERITY["amount|max"]) == ("error", "warn")
+    assert fates(result)["dy_col__amount"] == (
+        f'rows of its "error" rules: quarantined: held back in {address}; of its "warn" '
+        "rules: written to the table",
+        address,
+    )
+
+
+def test_an_aborted_run_says_no_row_was_written(filesystem):
+    result = filesystem.materialize([gated(defective_orders)])
+
+    told = {words for words, address in fates(result).values() if address is None}
+    assert told == {'not written: rows failed "error" rules, so the run wrote nothing and failed'}
+    assert len(fates(result)) == len(ERROR_COUNTS) + list(SEVERITY.values()).count("warn")
+
+
 def test_invalid_by_rules_tabulates_rules_broken_together_biggest_group_first(filesystem):
     result = filesystem.materialize([gated(defective_orders, quarantine=True)])
 
@@ -221,33 +271,46 @@ def test_a_failing_quarantine_writer_fails_the_run_before_the_table_is_written(f
     assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
 
 
-def test_a_failing_io_manager_write_of_the_quarantine_leaves_the_table_unwritten(filesystem):
-    class QuarantineRefused(dg.ConfigurableIOManager):
-        base_dir: str
+class QuarantineRefused(dg.ConfigurableIOManager):
+    """Stores like Dagster's filesystem IO manager, and refuses to write any quarantine."""
 
-        def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
-            if context.asset_key.path[-1].endswith("_quarantine"):
-                raise PermissionError("no write access to the quarantine schema")
-            dg.FilesystemIOManager(base_dir=self.base_dir).create_io_manager(
-                dg.build_init_resource_context()
-            ).handle_output(context, obj)
+    base_dir: str
 
-        def load_input(self, context: dg.InputContext) -> Any:
-            raise NotImplementedError
+    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+        if context.asset_key.path[-1].endswith("_quarantine"):
+            raise PermissionError("no write access to the quarantine schema")
+        dg.FilesystemIOManager(base_dir=self.base_dir).create_io_manager(
+            dg.build_init_resource_context()
+        ).handle_output(context, obj)
 
+    def load_input(self, context: dg.InputContext) -> Any:
+        raise NotImplementedError
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_a_failing_io_manager_write_of_the_quarantine_reports_every_rule_then_fails(
+    filesystem, selection
+):
     result = dg.materialize(
         [gated(defective_orders, quarantine=True)],
+        selection=selection,
         resources={"io_manager": QuarantineRefused(base_dir=str(filesystem.root / "storage"))},
         raise_on_error=False,
     )
 
     assert not result.success
     assert filesystem.read("orders") is None
-    assert step_error(result)[0] == "PermissionError"
-    # Dagster stores the declared quarantine when it is yielded, and ends the step on the
-    # failed write: neither asset is recorded as materialized, and no rule result follows.
+    name, message = step_error(result)
+    assert name == "PermissionError" and "quarantine schema" in message
     assert result.get_asset_materialization_events() == []
-    assert set(evaluations(result)) == {"dy_schema__columns"}
+    # every rule was evaluated and reaches Dagster before the run fails; with no table
+    # written, error rules fail at ERROR
+    assert set(evaluations(result)) == {"dy_schema__columns", *CHECK_OF.values()}
+    expected = {CHECK_OF[rule]: ERROR for rule in ERROR_COUNTS}
+    expected |= {CHECK_OF[rule]: WARN for rule, sev in SEVERITY.items() if sev == "warn"}
+    assert failed_checks(result) == expected
+    unwritten = "not written: writing the quarantine failed, so the table was not written either"
+    assert set(fates(result).values()) == {(unwritten, None)}
 
 
 # ------------------------------ validation_results directly ------------------------------ #

@@ -6,10 +6,11 @@ Real definitions and real runs."""
 from typing import Any
 
 import dagster as dg
+import duckdb
 import polars as pl
 import pytest
 from conftest import Storage
-from support import evaluations, materialization, step_error
+from support import evaluations, materialization, materialized, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely._engine.schema_version import schema_version
@@ -72,14 +73,14 @@ def test_the_quarantine_is_grouped_owned_and_versioned_like_the_table():
     for spec in (table, quarantine):
         assert spec.group_name == "storefront"
         assert spec.owners == ["team:finance"]
-        assert spec.kinds == {"polars"}
+        assert spec.kinds == {"polars", "dataframely"}
         assert spec.tags["domain"] == "sales"
         assert spec.code_version == f"3+schema.{schema_version(OrdersSchema)}"
         assert orders.get_io_manager_key_for_asset_key(spec.key) == "io_manager"
     assert table.description == "Order lines, validated."
     assert quarantine.description is not None
     assert "Rows of sales/orders that failed" in quarantine.description
-    assert not orders.can_subset
+    assert orders.can_subset  # the table is selected by its own name
     assert {spec.asset_key for spec in orders.check_specs} == {TABLE}  # checks guard the table
 
 
@@ -149,12 +150,13 @@ def test_each_run_materializes_the_quarantine_before_the_table(filesystem: Stora
         if e.event_type_value == "ASSET_MATERIALIZATION" and e.step_key == "sales__orders"
     ]
     assert stored == [QUARANTINE, TABLE]
+    # the body wrote the quarantine through the IO manager itself; Dagster hands it the table
     handled = [
         e.event_specific_data.output_name
         for e in result.all_events
         if e.event_type_value == "HANDLED_OUTPUT" and e.step_key == "sales__orders"
     ]
-    assert handled == ["sales__orders_quarantine", "result"]
+    assert handled == ["result"]
     quarantine = materialization(result, "sales/orders_quarantine")
     assert quarantine["dagster/row_count"] == 7
     assert quarantine["path"] == materialization(result, "sales/orders")["dy_quarantine"]
@@ -192,22 +194,100 @@ def test_a_partitioned_run_materializes_that_partition_of_the_quarantine(filesys
     assert stored is not None and set(stored["note"]) == {"2024-05-02"}
 
 
-def test_a_run_selects_the_table_and_its_quarantine_together(filesystem: Storage):
-    defs = dg.Definitions(
-        assets=[raw_orders, fx_rates, orders],
-        jobs=[
-            dg.define_asset_job(
-                "gated", selection=dg.AssetSelection.assets(TABLE).required_multi_asset_neighbors()
-            )
-        ],
-        resources={"io_manager": filesystem.io_manager()},
-    )
-    filesystem.materialize([raw_orders, fx_rates])
+# ------------------------------- a quarantine key of one's own ------------------------------- #
 
-    result = defs.resolve_job_def("gated").execute_in_process()
+REJECTS = dg.AssetKey(["restricted", "orders_rejects"])
+
+
+def rejecting(**settings: Any) -> dg.AssetsDefinition:
+    @dd.asset(OrdersSchema, quarantine=True, quarantine_key="restricted/orders_rejects", **settings)
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    return orders
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_quarantine_key_names_the_quarantine_asset_and_where_it_is_stored(
+    warehouse: Storage, selection: Any
+):
+    orders = rejecting()
+    assert orders.keys == {dg.AssetKey("orders"), REJECTS}
+
+    result = warehouse.materialize([orders], selection=selection)
 
     assert result.success
-    assert {e.asset_key for e in result.get_asset_materialization_events()} == {TABLE, QUARANTINE}
-    with pytest.raises(dg.DagsterInvalidDefinitionError):  # one alone cannot run
-        filesystem.materialize([raw_orders, fx_rates, orders], selection=[TABLE])
-    assert evaluations(result)["dy_rule__amount__min"].asset_key == TABLE
+    assert materialized(result) == {"orders", "restricted/orders_rejects"}
+    held_back = warehouse.read(["restricted", "orders_rejects"])
+    assert held_back is not None and held_back.height == 7
+    assert warehouse.read("orders_quarantine") is None
+    address = materialization(result, "orders")["dy_quarantine"]
+    assert "restricted.orders_rejects" in address
+    assert evaluations(result)["dy_rule__amount__min"].metadata["dy_quarantine"].value == address
+
+
+def test_the_layout_check_follows_the_quarantine_key(warehouse: Storage):
+    with duckdb.connect(str(warehouse.database)) as connection:
+        connection.execute("create schema restricted")
+        connection.execute("create table restricted.orders_rejects (order_id varchar)")
+
+    result = warehouse.materialize([rejecting()])
+
+    assert not result.success
+    name, message = step_error(result)
+    assert name == "QuarantineLayoutError" and "restricted.orders_rejects" in message
+    assert warehouse.read("orders") is None
+
+
+def test_the_collision_guard_follows_the_quarantine_key():
+    taken = dg.AssetSpec(REJECTS)
+
+    with pytest.raises(dg.DagsterInvalidDefinitionError, match="'restricted', 'orders_rejects'"):
+        dg.Definitions(assets=[rejecting(), taken]).resolve_asset_graph()
+
+
+def test_direct_invocation_writes_the_quarantine_under_its_key(tmp_path):
+    list(rejecting(quarantine_dir=str(tmp_path))())
+
+    assert pl.read_parquet(tmp_path / "restricted" / "orders_rejects.parquet").height == 7
+
+
+def test_a_quarantine_key_needs_a_quarantine_and_another_key_than_the_table():
+    with pytest.raises(dd.errors.InvalidSettingError, match="quarantine=True"):
+        dd.asset(OrdersSchema, quarantine_key="held")
+
+    with pytest.raises(dd.errors.InvalidSettingError, match="overwrite the table"):
+
+        @dd.asset(OrdersSchema, quarantine=True, quarantine_key="orders")
+        def orders() -> pl.DataFrame:
+            return defective_orders()
+
+
+@pytest.mark.parametrize("selection", [None, ["orders"]], ids=["both", "the table alone"])
+def test_quarantine_io_manager_key_stores_the_quarantine_apart(tmp_path, selection: Any):
+    @dd.asset(OrdersSchema, quarantine=True, quarantine_io_manager_key="restricted")
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    lake, restricted = Storage("filesystem", tmp_path / "lake"), Storage("duckdb", tmp_path)
+    assert orders.get_io_manager_key_for_asset_key(dg.AssetKey("orders_quarantine")) == (
+        "restricted"
+    )
+
+    result = dg.materialize(
+        [orders],
+        selection=selection,
+        resources={"io_manager": lake.io_manager(), "restricted": restricted.io_manager()},
+        raise_on_error=False,
+    )
+
+    assert result.success
+    assert lake.read("orders") is not None and lake.read("orders_quarantine") is None
+    held_back = restricted.read("orders_quarantine")
+    assert held_back is not None and held_back.height == 7
+    assert "public.orders_quarantine" in materialization(result, "orders")["dy_quarantine"]
+
+
+def test_quarantine_io_manager_key_needs_a_quarantine():
+    with pytest.raises(dd.errors.InvalidSettingError, match="quarantine_io_manager_key"):
+        dd.asset(OrdersSchema, quarantine_io_manager_key="restricted")

@@ -193,26 +193,32 @@ def test_a_declared_quarantine_is_read_through_its_own_output_context(tmp_path):
     assert stored.columns == ("order_id",)
 
 
-def test_a_yielded_output_is_stored_and_logged_before_the_body_resumes(tmp_path):
-    """Decision: `declared_quarantine` yields the quarantine, then reads the address its IO
-    manager logged from the run's event log (public `fetch_materializations`, as Dagster
-    finds a check's target materialization), which holds it by the time the body resumes."""
-    logged: list[Any] = []
-    quarantine = dg.AssetKey("orders_quarantine")
+def test_a_subsets_step_reaches_an_unselected_output_by_its_name(tmp_path):
+    """Decision: `dd.asset` writes its quarantine through the quarantine's own output, named,
+    also in a run that selected the table alone: the step still has that output's IO manager
+    and context (its IO manager key, its key), though the subsetted `context.assets_def`
+    names no output of it. So `quarantine_io_manager_key=` holds in every selection."""
+    table, quarantine = dg.AssetKey("orders"), dg.AssetKey("orders_quarantine")
+    seen: list[Any] = []
 
     @dg.multi_asset(
         outs={
-            "result": dg.AssetOut(key="orders", is_required=False),
-            "q": dg.AssetOut(key=quarantine, is_required=False),
-        }
+            "result": dg.AssetOut(key=table, is_required=False),
+            "q": dg.AssetOut(key=quarantine, is_required=False, io_manager_key="held"),
+        },
+        can_subset=True,
     )
     def orders(context: dg.AssetExecutionContext):
-        yield dg.MaterializeResult(asset_key=quarantine, value=1)
-        (record,) = context.instance.fetch_materializations(quarantine, limit=1).records
-        logged.append((record.run_id == context.run_id, record.asset_materialization.metadata))
-        yield dg.MaterializeResult(asset_key="orders", value=2)
+        assert context.assets_def.keys_by_output_name == {"result": table}
+        seen.append(step_internals.write_as(context, quarantine, "held back", output_name="q"))
+        yield dg.MaterializeResult(asset_key=table, value="written")
 
-    io_manager = dg.FilesystemIOManager(base_dir=str(tmp_path))
-    assert dg.materialize([orders], resources={"io_manager": io_manager}).success
-    ((this_run, metadata),) = logged
-    assert this_run and str(metadata["path"].value).endswith("orders_quarantine")
+    resources = {
+        "io_manager": dg.FilesystemIOManager(base_dir=str(tmp_path / "lake")),
+        "held": dg.FilesystemIOManager(base_dir=str(tmp_path / "held")),
+    }
+    assert dg.materialize([orders], selection=[table], resources=resources).success
+    ((logged),) = seen
+    assert str(logged["path"].value).endswith("orders_quarantine")
+    assert (tmp_path / "held" / "orders_quarantine").is_file()
+    assert not (tmp_path / "lake" / "orders_quarantine").exists()

@@ -23,6 +23,7 @@ __all__ = [
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "QuarantineLayoutError",
+    "QuarantineSelectionError",
     "ReservedColumnError",
     "SourceReadError",
     "UnknownAssetError",
@@ -159,6 +160,11 @@ class QuarantineKeyCollisionError(DagsterDataframelyError):
     """Another asset in the code location already materializes the quarantine's asset key of
     a hand-wired asset (for the quarantine `dd.asset` declares, Dagster refuses the duplicate
     key when the Definitions load)."""
+
+
+class QuarantineSelectionError(DagsterDataframelyError):
+    """A run selected the quarantine of a `dd.asset` (or the table's checks) without the table,
+    which writes the quarantine on every run."""
 
 
 class QuarantineLayoutError(DagsterDataframelyError):

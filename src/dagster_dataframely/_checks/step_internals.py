@@ -11,8 +11,10 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   asset output's IO manager and a fresh `OutputContext`, built exactly as Dagster builds it
   to store the output (resources, definition metadata, partitions). A hand-wired asset's
   quarantine (an undeclared key) is written with the table's context after replacing its
-  `_asset_key` (and the key of its `_asset_spec`); `dd.asset` declares the quarantine as an
-  output of its own, and only reads its stored table through that output's context.
+  `_asset_key` (and the key of its `_asset_spec`). `dd.asset` declares the quarantine as an
+  output of its own and writes it through that output, by its name: a run that selected the
+  table alone still has that output's IO manager and context (its own IO manager key and
+  definition metadata), though the subsetted `context.assets_def` names no output of it.
 - `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
   loads with, as Dagster does for a step's own inputs (pinned by
@@ -66,16 +68,27 @@ def in_run(context: Context) -> bool:
     return True
 
 
-def write_as(context: Context, asset_key: dg.AssetKey, value: Any) -> dict[str, Any]:
-    """Hand `value` to the IO manager of the step's asset output, as if it were `asset_key`.
+def write_as(
+    context: Context,
+    asset_key: dg.AssetKey,
+    value: Any,
+    *,
+    table_key: dg.AssetKey | None = None,
+    output_name: str | None = None,
+) -> dict[str, Any]:
+    """Hand `value` to the IO manager of the step's output `output_name` (which the op
+    declares for `asset_key`, selected or not), or of `asset_key` when the run selected it,
+    else to that of `table_key` (default: the step's one asset) as if it were `asset_key`.
 
-    The IO manager gets the output context Dagster would give it for the asset itself, with
-    only the asset key changed, so database IO managers keep their connection settings and
-    the run's partition passes through. Returns the metadata the IO manager logged (the
-    caller records the write as a materialization of `asset_key`).
+    The IO manager gets the output context Dagster would give it for that output, with only
+    the asset key changed, so database IO managers keep their connection settings and the
+    run's partition passes through. Returns the metadata the IO manager logged (the caller
+    records the write as a materialization of `asset_key`).
     Raises `DagsterInvalidPropertyError` under direct invocation.
     """
-    io_manager, output_context = _output_as(context, asset_key, context.asset_key)
+    io_manager, output_context = _output_as(
+        context, asset_key, table_key or context.asset_key, output_name
+    )
     metadata: dict[str, Any] = {}
     returned = io_manager.handle_output(output_context, value)
     if inspect.isgenerator(returned):
@@ -99,19 +112,26 @@ class StoredTable:
 
 
 def stored_table(
-    context: Context, asset_key: dg.AssetKey, *, table_key: dg.AssetKey | None = None
+    context: Context,
+    asset_key: dg.AssetKey,
+    *,
+    table_key: dg.AssetKey | None = None,
+    output_name: str | None = None,
 ) -> StoredTable | None:
     """The table the step's IO manager stores for `asset_key` (the run's partition of it),
     when that IO manager is a database one and the table exists; else None.
 
-    `asset_key` is read through its own output when the step declares it, else through the
-    output of `table_key` (default: the step's one asset) under `asset_key`.
+    `asset_key` is read through its own output (`output_name`, or the selected output of
+    `asset_key`), else through the output of `table_key` (default: the step's one asset)
+    under `asset_key`.
 
     Reads the stored rows through the IO manager's own `load_input` (one read of that
     partition). Any failure to read means there is nothing to compare with: the write that
     follows reports a real fault itself.
     """
-    io_manager, output_context = _output_as(context, asset_key, table_key or context.asset_key)
+    io_manager, output_context = _output_as(
+        context, asset_key, table_key or context.asset_key, output_name
+    )
     if not isinstance(io_manager, DbIOManager):
         return None  # file IO managers replace the stored object whole, whatever its columns
     table_slice = io_manager._get_table_slice(output_context, output_context)
@@ -166,15 +186,17 @@ def declared_keys(context: Context) -> frozenset[dg.AssetKey] | None:
 
 
 def _output_as(
-    context: Context, asset_key: dg.AssetKey, table_key: dg.AssetKey
+    context: Context, asset_key: dg.AssetKey, table_key: dg.AssetKey, output_name: str | None
 ) -> tuple[Any, dg.OutputContext]:
-    """The IO manager and output context of the step's output of `asset_key` when the step
-    declares it; else those of the output of `table_key`, with the key replaced."""
+    """The IO manager and output context of the step's output `output_name`, or of the output
+    of `asset_key` when the run selected it (a subsetted `assets_def` names no output of the
+    others); else those of the output of `table_key`, with the key replaced."""
     step = context.get_step_execution_context()
-    declared = asset_key in context.assets_def.keys
-    output_name = context.assets_def.get_output_name_for_asset_key(
-        asset_key if declared else table_key
-    )
+    declared = output_name is not None or asset_key in context.selected_asset_keys
+    if output_name is None:
+        output_name = context.assets_def.get_output_name_for_asset_key(
+            asset_key if declared else table_key
+        )
     handle = StepOutputHandle(step.step.key, output_name)
     output_context = step.get_output_context(handle)
     if not declared:

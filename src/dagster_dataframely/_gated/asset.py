@@ -2,10 +2,10 @@
 
 It is `@dg.asset` with the schema's Columns tab metadata and check specs, and a body that runs
 the decorated function, then `validation_results`. Settings are resolved once, here, at
-definition time. With a quarantine it is a multi-asset of the table and its quarantine
-(`_quarantined_asset`): in a run the quarantine is that declared asset's output, stored by the
-asset's IO manager before the table (`declared_quarantine`); under direct invocation, which
-has no IO manager, it is written to parquet (`file_writer`).
+definition time. With a quarantine it is a subsettable multi-asset of the table and its
+quarantine (`quarantined_asset`): in a run the body writes the quarantine through the asset's
+IO manager before the table, selected or not (`declared_quarantine`); under direct invocation,
+which has no IO manager, it is written to parquet (`file_writer`).
 """
 
 from __future__ import annotations
@@ -21,6 +21,7 @@ import dataframely as dy
 import polars as pl
 
 from .._checks import step_internals
+from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
 from .._engine.display import type_name
@@ -31,7 +32,8 @@ from .._engine.severity import warn_names
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from .gate import AssetYield, gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
-from .quarantined_asset import quarantined_asset
+from .quarantine import quarantine_key as default_quarantine_key
+from .quarantined_asset import quarantined_asset, refuse_quarantine_alone
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
 
@@ -48,6 +50,8 @@ def asset(
     row_sample: int | None = None,
     max_failure_samples: int | None = None,
     quarantine_dir: str | None = None,
+    quarantine_key: dg.AssetKey | str | Sequence[str] | None = None,
+    quarantine_io_manager_key: str | None = None,
     **asset_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """Declare an asset whose rows must pass `schema` before its IO manager writes them.
@@ -60,10 +64,12 @@ def asset(
     quarantine `<name>_quarantine` and the other rows to the table. Every other keyword goes
     to `@dg.asset`; `code_version` is combined with a hash of the schema (`1+schema.<hash>`),
     so a changed schema marks the asset changed. With a quarantine the result is a
-    multi-asset of two keys, the table and its quarantine (a declared asset, materialized on
-    every run, before the table); they are selected and run together. Settings left `None`
+    multi-asset of two keys, the table and its quarantine (a declared asset, written on every
+    run of the table, before it, even when the run selected the table alone). Settings left `None`
     come from `DAGSTER_DATAFRAMELY_<NAME>`, else their defaults (`quarantine` False,
-    `statistics` True, `row_sample` 5, ...).
+    `statistics` True, `row_sample` 5, ...). `quarantine_key` names the quarantine asset
+    (default: the table's key with `_quarantine` appended to its last part), and
+    `quarantine_io_manager_key` the IO manager that stores it (default: the table's).
 
     Example:
         ```python
@@ -86,9 +92,19 @@ def asset(
             "dd.asset sets output_required=False itself (a run that writes no table yields no "
             "materialization), so it takes no output_required argument. Remove it."
         )
+    resolved_quarantine = resolve("quarantine", quarantine if quarantine is not None else filter)
+    for name, value in (
+        ("quarantine_key", quarantine_key),
+        ("quarantine_io_manager_key", quarantine_io_manager_key),
+    ):
+        if value is not None and not resolved_quarantine:
+            raise InvalidSettingError(
+                f"dd.asset got {name}={value!r} without a quarantine: it says where the "
+                f"quarantine goes. Pass quarantine=True as well, or drop {name}."
+            )
     gate = _Gate(
         schema=as_dataframely(schema),
-        quarantine=resolve("quarantine", quarantine if quarantine is not None else filter),
+        quarantine=resolved_quarantine,
         warn=warn_names(warn),
         check_granularity=resolve("check_granularity", check_granularity),
         schema_rules=resolve("schema_rules", schema_rules),
@@ -96,6 +112,11 @@ def asset(
         row_sample=resolve("row_sample", row_sample),
         max_failure_samples=resolve("max_failure_samples", max_failure_samples),
         quarantine_dir=resolve("quarantine_dir", quarantine_dir),
+        quarantine_key=(
+            None
+            if quarantine_key is None
+            else parse_asset_key(quarantine_key, argument="quarantine_key")
+        ),
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
@@ -117,6 +138,7 @@ def asset(
         )
         completed = {
             **asset_kwargs,
+            **_catalog_entry(gate.schema, fn, asset_kwargs),
             "metadata": {**(asset_kwargs.get("metadata") or {}), **schema_metadata(gate.schema)},
             "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
             "code_version": code_version(
@@ -124,8 +146,20 @@ def asset(
             ),
         }
         if gate.quarantine:
+            held = gate.quarantine_of(key)
+            if held == key:
+                raise InvalidSettingError(
+                    f"dd.asset {key.to_user_string()} got quarantine_key={held.to_user_string()!r}"
+                    ", the table's own key: the quarantine would overwrite the table. Choose "
+                    "another key for the quarantine."
+                )
             return quarantined_asset(
-                schema=gate.schema, key=key, asset_kwargs=completed, body=gate.body(fn, key)
+                schema=gate.schema,
+                key=key,
+                quarantine=held,
+                quarantine_io_manager_key=quarantine_io_manager_key,
+                asset_kwargs=completed,
+                body=gate.body(fn, key),
             )
         return dg.asset(**completed, output_required=False)(gate.body(fn, key))
 
@@ -145,6 +179,11 @@ class _Gate:
     row_sample: int
     max_failure_samples: int
     quarantine_dir: str
+    quarantine_key: dg.AssetKey | None
+
+    def quarantine_of(self, key: dg.AssetKey) -> dg.AssetKey:
+        """The key the quarantine of the table `key` is written as."""
+        return self.quarantine_key or default_quarantine_key(key)
 
     def body(self, fn: Callable[..., Any], key: dg.AssetKey) -> Callable[..., AssetYield]:
         """A generator with `fn`'s signature (so Dagster binds the same context and inputs)
@@ -153,6 +192,8 @@ class _Gate:
         @functools.wraps(fn)
         def validated(*args: Any, **kwargs: Any) -> AssetYield:
             context = _context(args)
+            if self.quarantine and context is not None and step_internals.in_run(context):
+                refuse_quarantine_alone(context, key, self.quarantine_of(key))
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:
@@ -179,12 +220,13 @@ class _Gate:
     def _quarantine(
         self, context: step_internals.Context | None, key: dg.AssetKey
     ) -> QuarantineStep:
+        held = self.quarantine_of(key)
         if context is not None and step_internals.in_run(context):
-            return declared_quarantine(context, key)
+            return declared_quarantine(context, key, held)
         partition = (
             context.partition_key if context is not None and context.has_partition_key else None
         )
-        return writing(file_writer(key, self.quarantine_dir, partition))
+        return writing(file_writer(key, self.quarantine_dir, partition, written_as=held))
 
     def _skip(
         self, context: step_internals.Context | None, key: dg.AssetKey
@@ -202,6 +244,28 @@ class _Gate:
             check_granularity=self.check_granularity,
             schema_rules=self.schema_rules,
         )
+
+
+#: The catalog's kind filter finds a gated asset by these, beside the user's own kinds.
+KINDS = frozenset({"polars", "dataframely"})
+
+
+def _catalog_entry(
+    schema: type[dy.Schema], fn: Callable[..., Any], asset_kwargs: dict[str, Any]
+) -> dict[str, Any]:
+    """The asset's description (the user's, else the function's docstring, as `@dg.asset`
+    takes it, else the schema's own docstring) and kinds (the user's and `KINDS`; none added
+    with `compute_kind=`, which Dagster does not take together with `kinds=`)."""
+    own_doc = schema.__dict__.get("__doc__")
+    description = (
+        asset_kwargs.get("description")
+        or (inspect.cleandoc(fn.__doc__) if fn.__doc__ else None)
+        or (inspect.cleandoc(own_doc) if own_doc else None)
+    )
+    entry: dict[str, Any] = {"description": description}
+    if asset_kwargs.get("compute_kind") is None:
+        entry["kinds"] = {*(asset_kwargs.get("kinds") or ()), *KINDS}
+    return entry
 
 
 def _asset_key(fn: Callable[..., Any], asset_kwargs: dict[str, Any]) -> dg.AssetKey:

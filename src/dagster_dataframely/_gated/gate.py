@@ -8,9 +8,8 @@ The outcomes, in order of precedence:
 - rows failing `"error"` rules, no quarantine writer: nothing is written, every check result
   is yielded, then `ValidationAbortError` with the count per `"error"` rule;
 - the same with a writer: the quarantine is written first (a failing writer fails the run
-  before the table is written, after every check result is yielded; a declared quarantine's
-  failed write ends the step where Dagster stores it, before any rule result), then the table
-  with the other rows, success;
+  before the table is written, after every check result is yielded), then the table with the
+  other rows, success;
 - every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
 
 With a writer, every run that gets past the column-schema check writes the quarantine, an
@@ -20,6 +19,9 @@ the table; the table's materialization carries its address (`dy_quarantine`) and
 
 A failing rule check has its own rule's severity, except when a writer took the error rows
 and the table was written: the table those checks guard is clean, so they fail at `WARN`.
+Each failing check says what happened to its rows (`dy_failed_rows`: quarantined, written to
+the table, or not written), and only those whose rows went to the quarantine carry its
+address (`dy_quarantine`).
 Counting is the evaluator's one streaming pass; rows are split only when some rule failed, so
 an all-valid frame is never copied.
 """
@@ -37,7 +39,7 @@ import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
 from .._checks.results import column_schema_results, evaluate_schema, results
-from .._checks.specs import plan
+from .._checks.specs import Check, plan
 from .._engine.catalogue import Rule, rules
 from .._engine.display import table
 from .._engine.evaluate import Evaluation, as_lazy, rule_columns
@@ -128,19 +130,23 @@ def gated_results(
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
+    def told(fate: _Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
+        yield from fate.told(checks(severity=severity), planned, evaluation)
+
     if blocked and quarantine is None:
-        yield from checks()
+        yield from told(_Fate(error=_ABORTED, warn=_ABORTED))
         raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
     split = _split(rows, failing) if failing else _Split(written=rows, invalid=rows.clear())
     if quarantine is None:
         yield described.materialization(key, split.written)
-        yield from checks()
+        yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
 
     try:
         address = yield from quarantine(flagged_quarantine(dy_schema, split.invalid, catalogue))
     except Exception:
-        yield from checks()  # the rules were evaluated: report them before the run fails
+        # the rules were evaluated: report them before the run fails
+        yield from told(_Fate(error=_UNWRITTEN, warn=_UNWRITTEN))
         raise
     quarantined: dict[str, Any] = {
         "dy_quarantine": address,
@@ -148,11 +154,14 @@ def gated_results(
     }
     if not split.invalid.height:
         yield described.materialization(key, split.written, quarantined)
-        yield from checks()
+        yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
     quarantined["invalid_by_rules"] = table(_by_rules(split.invalid, failing))
+    held_back = f"quarantined: held back in {address}"
     if not split.written.height:
-        yield from checks()
+        # every row broke an "error" rule, so the rows of the "warn" rules are held back too
+        everything = f"{held_back}; the table was not written (no valid rows)"
+        yield from told(_Fate(error=everything, warn=everything, quarantine=address, all=True))
         raise NoValidRowsError(
             _no_valid_rows_message(dy_schema, key, split.invalid.height, blocked, address),
             counts=blocked,
@@ -160,12 +169,7 @@ def gated_results(
         )
     yield described.materialization(key, split.written, quarantined)
     # the error rows went to the quarantine and the table is clean: their checks warn
-    for result in checks(severity=_WARN):
-        yield (
-            result
-            if result.passed
-            else result.with_metadata({**result.metadata, "dy_quarantine": address})
-        )
+    yield from told(_Fate(error=held_back, warn=_WRITTEN, quarantine=address), severity=_WARN)
 
 
 def skipped_results(
@@ -240,6 +244,47 @@ def _by_rules(invalid: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
 
 
 # ------------------------------------- metadata ------------------------------------- #
+
+_WRITTEN = "written to the table"
+_ABORTED = 'not written: rows failed "error" rules, so the run wrote nothing and failed'
+_UNWRITTEN = "not written: writing the quarantine failed, so the table was not written either"
+
+
+@dataclass(frozen=True)
+class _Fate:
+    """What a run did with the rows that failed its rules, per rule severity: each failing
+    check says so in words (`dy_failed_rows`), and the checks whose rows went to the
+    quarantine, only those, carry its address (`dy_quarantine`)."""
+
+    error: str
+    warn: str
+    quarantine: str | None = None
+    #: the rows of "warn" rules were quarantined too (every row broke an "error" rule)
+    all: bool = False
+
+    def told(
+        self,
+        results: Iterator[dg.AssetCheckResult],
+        checks: Sequence[Check],
+        evaluation: Evaluation,
+    ) -> Iterator[dg.AssetCheckResult]:
+        by_name = {check.name: check for check in checks}
+        for result in results:
+            check = by_name.get(result.check_name or "")
+            if result.passed or check is None:
+                yield result
+                continue
+            failing = {r.severity for r in check.rules if evaluation.failed[r.name]}
+            words = {self.error if severity == "error" else self.warn for severity in failing}
+            metadata: dict[str, Any] = dict(result.metadata)
+            metadata["dy_failed_rows"] = (
+                words.pop()
+                if len(words) == 1
+                else f'rows of its "error" rules: {self.error}; of its "warn" rules: {self.warn}'
+            )
+            if self.quarantine is not None and ("error" in failing or self.all):
+                metadata["dy_quarantine"] = self.quarantine
+            yield result.with_metadata(metadata)
 
 
 @dataclass(frozen=True)

@@ -5,9 +5,9 @@ per rule, named by the rule's check name, holding `"valid"` or `"invalid"`. A wr
 that frame, writes it and returns its address, a string because it can name a database table.
 In a run the asset's own IO manager writes it as the asset key `<last key part>_quarantine`
 (same prefix), after checking that a database table stored there has the same columns:
-`dd.asset` declares that key and yields the frame as its output (`declared_quarantine`); a
-hand-wired asset hands it to the IO manager itself (`delegating_writer`) and logs the write as
-a materialization of the key. Under direct invocation, with no IO manager, a parquet file
+the body hands it to the IO manager itself and records the write as a materialization of
+that key, whether `dd.asset` declares the key (`declared_quarantine`) or a hand-wired asset
+does not (`delegating_writer`). Under direct invocation, with no IO manager, a parquet file
 holds it (`file_writer`).
 """
 
@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Generator, Sequence
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, TypeAlias
 
 import dagster as dg
@@ -42,6 +43,11 @@ QUARANTINE_SUFFIX = "_quarantine"
 _STATUS = {True: "valid", False: "invalid", None: "unknown"}
 # Metadata an IO manager logs that names where it wrote, most specific first.
 _ADDRESS_KEYS = ("dagster/table_name", "dagster/uri", "path", "uri", "table")
+
+
+def quarantine_output(key: dg.AssetKey) -> str:
+    """The name of the output `dd.asset` declares for the quarantine asset `key`."""
+    return key.to_python_identifier()
 
 
 def quarantine_key(asset_key: dg.AssetKey | str | Sequence[str]) -> dg.AssetKey:
@@ -118,57 +124,38 @@ def delegating_writer(
             "directly invoked asset has none. Under direct invocation use "
             "dd.wiring.file_writer(key, quarantine_dir, partition_key) instead."
         )
-    key = quarantine_key(context.asset_key)
-    partition = context.partition_key if context.has_partition_key else None
+    table_key = context.asset_key
 
     def write(frame: pl.DataFrame) -> str:
-        _check_layout(context, context.asset_key, frame)
-        logged = step_internals.write_as(context, key, frame)
-        address = _address(logged, key, partition)
-        context.log_event(
-            dg.AssetMaterialization(
-                asset_key=key,
-                partition=partition,
-                description=f"Rows of {context.asset_key.to_user_string()} that failed an "
-                '"error" rule in this run (none when empty).',
-                metadata={
-                    **logged,
-                    "dagster/row_count": frame.height,
-                    "dy_quarantine": address,
-                    "dy_quarantine_of": context.asset_key.to_user_string(),
-                },
-            )
-        )
-        return address
+        stored = _store(context, table_key, frame)
+        context.log_event(stored.materialization())
+        return stored.address
 
     return write
 
 
-def declared_quarantine(context: step_internals.Context, table_key: dg.AssetKey) -> QuarantineStep:
-    """The quarantine of `table_key` as the step's own declared output (`dd.asset` declares
-    it beside the table): the frame is yielded as the materialization of the quarantine key,
-    which Dagster hands to the IO manager before the generator resumes, so it is stored before
-    the table's output is yielded; a failed write fails the step there.
+def declared_quarantine(
+    context: step_internals.Context, table_key: dg.AssetKey, key: dg.AssetKey
+) -> QuarantineStep:
+    """The quarantine `dd.asset` declares beside the table `table_key` as `key`, written by the body
+    itself through the IO manager, so that a failed write is an exception the body catches
+    (every rule result is reported before the run fails), and so that a run that selected
+    the table alone writes it too.
 
-    A database IO manager's stored table is compared with the frame first (other columns
-    raise `QuarantineLayoutError` before the IO manager deletes a row). The address returned
-    is the one the IO manager logged on that materialization, read back from the run's event
-    log as Dagster reads a check's target materialization; else the key.
+    When the run selected the quarantine, its materialization is yielded as that output's
+    `MaterializeResult` without a value (Dagster records it, with its lineage, and does not
+    call the IO manager again; downstream steps load what was written); otherwise it is
+    logged as an `AssetMaterialization` of the quarantine key. Returns the address the IO
+    manager logged, else the key.
     """
-    key = quarantine_key(table_key)
-    partition = context.partition_key if context.has_partition_key else None
 
     def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
-        _check_layout(context, table_key, frame)
-        yield dg.MaterializeResult(
-            asset_key=key,
-            value=frame,
-            metadata={
-                "dagster/row_count": frame.height,
-                "dy_quarantine_of": table_key.to_user_string(),
-            },
-        )
-        return _address(_logged(context, key, partition), key, partition)
+        stored = _store(context, table_key, frame, key, output_name=quarantine_output(key))
+        if stored.key in context.selected_asset_keys:
+            yield dg.MaterializeResult(asset_key=stored.key, metadata=stored.metadata)
+        else:
+            context.log_event(stored.materialization())
+        return stored.address
 
     return write
 
@@ -187,13 +174,15 @@ def file_writer(
     key: dg.AssetKey | str | Sequence[str],
     quarantine_dir: str | os.PathLike[str] | None = None,
     partition_key: str | None = None,
+    *,
+    written_as: dg.AssetKey | None = None,
 ) -> QuarantineWriter:
     """A writer that writes the quarantine of asset `key` as parquet at `quarantine_path`.
 
     For direct invocation, which has no IO manager. The file is written beside its target
     and renamed into place, so a failed write never leaves a partial file.
     """
-    path = quarantine_path(key, quarantine_dir, partition_key)
+    path = quarantine_path(key, quarantine_dir, partition_key, written_as=written_as)
 
     def write(frame: pl.DataFrame) -> str:
         write_frame(frame, path)
@@ -206,6 +195,8 @@ def quarantine_path(
     key: dg.AssetKey | str | Sequence[str],
     quarantine_dir: str | os.PathLike[str] | None = None,
     partition_key: str | None = None,
+    *,
+    written_as: dg.AssetKey | None = None,
 ) -> UPath:
     """Where `file_writer` writes the quarantine of asset `key`.
 
@@ -213,12 +204,13 @@ def quarantine_path(
     `<quarantine_dir>/<prefix parts>/<name>_quarantine/<partition key>.parquet`, so two
     partitions never share a file: the layout of `dd.ParquetIOManager`, whose encoding keeps
     unsafe characters out of file names (`2024-01-01-00:00` -> `2024-01-01-00~3A00`).
-    `quarantine_dir` defaults to the `quarantine_dir` setting.
+    `quarantine_dir` defaults to the `quarantine_dir` setting; `written_as`, the quarantine's
+    key when `dd.asset(quarantine_key=...)` chose another one.
     """
     from upath import UPath
 
     root = UPath(resolve("quarantine_dir", quarantine_dir)).expanduser().absolute()
-    return parquet_path(root, quarantine_key(key), partition_key)
+    return parquet_path(root, written_as or quarantine_key(key), partition_key)
 
 
 # --------------------------------- the key guard --------------------------------- #
@@ -245,31 +237,65 @@ def validate_quarantine_key(context: step_internals.Context) -> None:
 
 
 def _check_layout(
-    context: step_internals.Context, table_key: dg.AssetKey, frame: pl.DataFrame
+    context: step_internals.Context,
+    table_key: dg.AssetKey,
+    key: dg.AssetKey,
+    frame: pl.DataFrame,
+    output_name: str | None,
 ) -> None:
     """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
-    `table_key` has other columns than `frame` (its IO manager would delete the stored rows,
-    then fail on the insert)."""
-    stored = step_internals.stored_table(context, quarantine_key(table_key), table_key=table_key)
+    `table_key` (as `key`) has other columns than `frame` (its IO manager would delete the
+    stored rows, then fail on the insert)."""
+    stored = step_internals.stored_table(context, key, table_key=table_key, output_name=output_name)
     if stored is not None and stored.columns != tuple(frame.columns):
         raise _layout_error(table_key, stored, tuple(frame.columns))
 
 
-def _logged(
-    context: step_internals.Context, key: dg.AssetKey, partition: str | None
-) -> dict[str, Any]:
-    """The metadata of this run's latest materialization of `key` (of `partition`): what the
-    IO manager logged when it stored it. Empty when the event log holds none of this run."""
-    records = context.instance.fetch_materializations(
-        dg.AssetRecordsFilter(
-            asset_key=key, asset_partitions=None if partition is None else [partition]
-        ),
-        limit=1,
-    ).records
-    if not records or records[0].run_id != context.run_id:
-        return {}
-    materialization = records[0].asset_materialization
-    return dict(materialization.metadata) if materialization is not None else {}
+@dataclass(frozen=True)
+class _Stored:
+    """A quarantine the IO manager stored: its key, address and materialization metadata."""
+
+    key: dg.AssetKey
+    partition: str | None
+    address: str
+    metadata: dict[str, Any]
+
+    def materialization(self) -> dg.AssetMaterialization:
+        return dg.AssetMaterialization(
+            asset_key=self.key,
+            partition=self.partition,
+            description=f"Rows of {self.metadata['dy_quarantine_of']} that failed an "
+            '"error" rule in this run (none when empty).',
+            metadata=self.metadata,
+        )
+
+
+def _store(
+    context: step_internals.Context,
+    table_key: dg.AssetKey,
+    frame: pl.DataFrame,
+    key: dg.AssetKey | None = None,
+    *,
+    output_name: str | None = None,
+) -> _Stored:
+    """Write the quarantine of `table_key` as `key` (default `<name>_quarantine`) through the
+    step's IO manager, after the layout check; what the IO manager logged, with the row
+    count and the table's key. `output_name` is the step's output of the quarantine, when the
+    op declares one."""
+    key = key or quarantine_key(table_key)
+    partition = context.partition_key if context.has_partition_key else None
+    _check_layout(context, table_key, key, frame, output_name)
+    logged = step_internals.write_as(
+        context, key, frame, table_key=table_key, output_name=output_name
+    )
+    address = _address(logged, key, partition)
+    metadata = {
+        **logged,
+        "dagster/row_count": frame.height,
+        "dy_quarantine": address,
+        "dy_quarantine_of": table_key.to_user_string(),
+    }
+    return _Stored(key, partition, address, metadata)
 
 
 def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) -> str:

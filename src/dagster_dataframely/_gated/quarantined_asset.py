@@ -4,9 +4,19 @@ quarantine.
 The quarantine is an asset of its own (`<last key part>_quarantine`, same prefix) so that the
 catalog and the lineage show it, and every run records its materialization. It is a sibling of
 the table, not downstream of it: both are split from the same frame, computed from the same
-upstream assets, and the quarantine is written first (Dagster refuses a multi-asset that
-yields an asset before one it depends on). The two cannot be run apart (`can_subset=False`):
-every run that writes the table writes the quarantine before it.
+upstream assets.
+
+The multi-asset is subsettable, because users select the table by its name (`"orders"`,
+`"orders*"`, a job, `dagster asset materialize --select orders`), and the quarantine is
+written on every run that writes the table all the same: the body writes it through the IO
+manager itself (`declared_quarantine`), then records it as the quarantine's output when the
+run selected it (a `MaterializeResult` without a value, which Dagster records without calling
+the IO manager again) and as a logged `AssetMaterialization` of its key otherwise. Dagster's
+public API offers no other way to keep a second asset's write out of a selection:
+`can_subset=False` refuses the table alone, and an output the run did not select cannot be
+yielded. Writing in the body also makes a failed write an exception the body catches, so every
+rule result is reported before the run fails. A run that selects the quarantine without the
+table is refused (`refuse_quarantine_alone`): its rows only exist as the table's rejects.
 
 Every `@dg.asset` keyword goes where it applies (see `_TO_THE_OP`, `_TO_THE_TABLE`,
 `_TO_BOTH`); a keyword `@dg.asset` does not take is a `TypeError`, as it would be there.
@@ -22,7 +32,8 @@ import dataframely as dy
 
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
 from .._engine.catalogue import rules
-from .quarantine import quarantine_key
+from ..errors import QuarantineSelectionError
+from .quarantine import quarantine_output
 
 #: The table's output keeps the name `@dg.asset` gives its one output.
 TABLE_OUTPUT = "result"
@@ -51,7 +62,7 @@ _TO_THE_TABLE = frozenset(
     {"metadata", "description", "dagster_type", "freshness_policy", "legacy_freshness_policy"}
 )
 # What both share: stored alike, selected alike (a selection by group, owner, tag or kind
-# must take both, since they cannot run apart), versioned alike, run alike.
+# takes both, as one run writes both), versioned alike, run alike.
 _TO_BOTH = frozenset(
     {
         "io_manager_key",
@@ -72,14 +83,18 @@ def quarantined_asset(
     *,
     schema: type[dy.Schema],
     key: dg.AssetKey,
+    quarantine: dg.AssetKey,
+    quarantine_io_manager_key: str | None = None,
     asset_kwargs: Mapping[str, Any],
     body: Callable[..., Any],
 ) -> dg.AssetsDefinition:
-    """A `@dg.multi_asset` of the table `key` and its quarantine, computed by `body`.
+    """A `@dg.multi_asset` of the table `key` and its quarantine `quarantine` (stored by
+    `quarantine_io_manager_key`, default the table's IO manager), computed by `body`.
 
     `asset_kwargs` are `@dg.asset` keywords as `dd.asset` completed them (metadata with the
     Columns tab, check specs, code version). Both outputs are optional: a run that writes no
-    table yields no table output, and a skipped run yields neither.
+    table yields no table output, a skipped run yields neither, and a run that selected the
+    table alone yields no quarantine output (it logs the quarantine's materialization).
     """
     unknown = set(asset_kwargs) - _TO_THE_OP - _TO_THE_TABLE - _TO_BOTH - _NAMING
     if unknown:
@@ -97,24 +112,45 @@ def quarantined_asset(
             **(op_settings.get("resource_defs") or {}),
             io_key: io_manager_def,
         }
-    quarantine = quarantine_key(key)
+    held_by = {"io_manager_key": quarantine_io_manager_key} if quarantine_io_manager_key else {}
     outs = {
         TABLE_OUTPUT: dg.AssetOut(key=key, is_required=False, **shared, **table),
-        quarantine.to_python_identifier(): dg.AssetOut(
+        quarantine_output(quarantine): dg.AssetOut(
             key=quarantine,
             is_required=False,
             description=_description(schema, key),
             metadata=quarantine_metadata(schema, table.get("metadata")),
-            **shared,
+            **{**shared, **held_by},
         ),
     }
     return dg.multi_asset(
         outs=outs,
         name=key.to_python_identifier(),  # the op (and step) name `@dg.asset` would give it
         description=table.get("description"),
-        can_subset=False,
+        can_subset=True,
         **op_settings,
     )(body)
+
+
+def refuse_quarantine_alone(
+    context: dg.AssetExecutionContext | dg.OpExecutionContext,
+    table_key: dg.AssetKey,
+    quarantine: dg.AssetKey,
+) -> None:
+    """Raise `QuarantineSelectionError` when the run selected the quarantine (or the table's
+    checks) without the table: the quarantine holds the rows a run of the table held back,
+    so it is never written on its own."""
+    if table_key in context.selected_asset_keys:
+        return
+    selected = ", ".join(sorted(k.to_user_string() for k in context.selected_asset_keys))
+    table = table_key.to_user_string()
+    raise QuarantineSelectionError(
+        f"The run selected {selected or 'checks of ' + table} without the asset {table}: "
+        f"the quarantine {quarantine.to_user_string()} holds the rows a run of "
+        f"{table} held back, and is written on every run of {table}, never alone. Select "
+        f'the table instead (selection=["{table}"], dagster asset materialize --select '
+        f"{table}); its quarantine is written with it."
+    )
 
 
 def quarantine_metadata(

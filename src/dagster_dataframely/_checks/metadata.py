@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import dagster as dg
+import polars as pl
 
 from .._engine.catalogue import Rule, rules
 from .._engine.display import dtype_name
@@ -60,6 +61,26 @@ def schema_metadata(schema: SchemaLike) -> dict[str, dg.TableSchema]:
     """The definition metadata that fills an asset's Columns tab: one `dagster/column_schema`
     entry, to merge with your own `metadata`."""
     return {COLUMN_SCHEMA_KEY: table_schema(schema)}
+
+
+def written_schema(declared: dg.TableSchema | None, frame: pl.DataFrame) -> dg.TableSchema:
+    """`dagster/column_schema` for a materialization: the frame's columns and dtypes, each
+    with the description, constraints and tags `declared` (the definition's Columns tab) has
+    for it. A schema's dtype may admit several (`dy.Any`, a `dy.Datetime` of any time zone),
+    and `dg.build_column_schema_change_checks` compares what was stored, run to run."""
+    known = {column.name: column for column in declared.columns} if declared else {}
+    columns = [
+        dg.TableColumn(
+            name=name,
+            type=dtype_name(dtype),
+            description=column.description if column else None,
+            constraints=column.constraints if column else None,
+            tags=column.tags if column else None,
+        )
+        for name, dtype in frame.schema.items()
+        for column in [known.get(name)]
+    ]
+    return dg.TableSchema(columns=columns, constraints=declared.constraints if declared else None)
 
 
 def _key_part(name: str, key: list[str]) -> list[str]:

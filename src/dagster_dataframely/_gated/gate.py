@@ -38,6 +38,7 @@ import dataframely as dy
 import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
+from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
 from .._engine.catalogue import Rule, rules
@@ -117,7 +118,11 @@ def gated_results(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    described = _Description(resolve("statistics", statistics), resolve("row_sample", row_sample))
+    described = _Description(
+        table_schema(dy_schema),
+        resolve("statistics", statistics),
+        resolve("row_sample", row_sample),
+    )
     lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
 
@@ -289,15 +294,21 @@ class _Fate:
 
 @dataclass(frozen=True)
 class _Description:
-    """What the table's materialization says about the rows written."""
+    """What the table's materialization says about the rows written: among it the columns
+    written (`dagster/column_schema`), so `dg.build_column_schema_change_checks` sees drift."""
 
+    #: the schema's Columns tab: descriptions and constraints of the columns written
+    declared: dg.TableSchema
     statistics: bool
     row_sample: int
 
     def materialization(
         self, key: dg.AssetKey, written: pl.DataFrame, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
-        metadata: dict[str, Any] = {"dagster/row_count": written.height}
+        metadata: dict[str, Any] = {
+            "dagster/row_count": written.height,
+            COLUMN_SCHEMA_KEY: written_schema(self.declared, written),
+        }
         if self.row_sample:
             metadata["dy_row_sample"] = table(written.head(self.row_sample), null="null")
         if self.statistics:

@@ -24,6 +24,7 @@ import polars as pl
 
 from .._checks import step_internals
 from .._checks.asset_keys import parse_asset_key
+from .._checks.metadata import COLUMN_SCHEMA_KEY, written_schema
 from .._engine.catalogue import Rule, rules
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
@@ -292,10 +293,20 @@ def _store(
     metadata = {
         **logged,
         "dagster/row_count": frame.height,
+        COLUMN_SCHEMA_KEY: written_schema(_declared_columns(context, key), frame),
         "dy_quarantine": address,
         "dy_quarantine_of": table_key.to_user_string(),
     }
     return _Stored(key, partition, address, metadata)
+
+
+def _declared_columns(context: step_internals.Context, key: dg.AssetKey) -> dg.TableSchema | None:
+    """The quarantine's Columns tab when `dd.asset` declared it, for its descriptions."""
+    spec = context.assets_def.specs_by_key.get(key) if context.has_assets_def else None
+    declared = spec.metadata.get(COLUMN_SCHEMA_KEY) if spec else None
+    if isinstance(declared, dg.TableSchemaMetadataValue):
+        return declared.schema
+    return declared if isinstance(declared, dg.TableSchema) else None
 
 
 def _address(metadata: dict[str, Any], key: dg.AssetKey, partition: str | None) -> str:

@@ -377,6 +377,12 @@ STATED: dict[str, Expectation] = {
     "docs/asset.md: A `MaterializeResult` carries your metadata": Run(
         {"orders": 12}, metadata={"orders": frozenset({"source", "dagster/row_count"})}
     ),
+    "docs/asset.md: Dagster's drift checks": _prints(
+        "column_schema_change            passed The asset has been materialized fewer than 2",
+        "dagster_row_count_bounds_check  passed Value `12` is within range",
+        "column_schema_change            FAILED Added columns: channel",
+        "dagster_row_count_bounds_check  FAILED Value `5` is less than 10",
+    ),
     "docs/asset.md: `None` skips the run": Run(
         {"orders": None}, upstream=lambda: storefront_orders().clear()
     ),

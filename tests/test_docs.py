@@ -389,6 +389,13 @@ STATED: dict[str, Expectation] = {
     "docs/asset.md: A `MaterializeResult` carries your metadata": Run(
         {"orders": 12}, metadata={"orders": frozenset({"source", "dagster/row_count"})}
     ),
+    "docs/asset.md: A `MaterializeResult` carries your metadata #2": _prints(
+        "written: 12 rows; checks failed: 0 of 22",
+        "dagster/row_count  12",
+        "dy_row_sample      a table of 5 rows",
+        "dy_statistics      a table of 10 rows",
+        "source             storefront export",
+    ),
     "docs/asset.md: `None` skips the run": Run(
         {"orders": None}, upstream=lambda: storefront_orders().clear()
     ),

@@ -493,6 +493,11 @@ STATED: dict[str, Expectation] = {
     "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
         {"orders": 12, "customers": 8}, described=("orders",)
     ),
+    "docs/component.md: Errors at load time": _prints(
+        "defs/quality/defs.yaml: checks[0] (asset order, schema OrdersSchema): asset order is not",
+        "declared in this project's defs folder, which declares 1 asset(s). Closest declared keys:",
+        "orders. Fix the key",
+    ),
     "docs/hand-wiring.md: The rule catalogue": _the_catalogue_prints_one_line_per_rule,
     "docs/hand-wiring.md: `dd.asset`, assembled by hand": [
         Run({"orders": 12, "orders_quarantine": 0}, described=("orders",)),

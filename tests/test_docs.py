@@ -527,6 +527,10 @@ STATED: dict[str, Expectation] = {
         error="DagsterAssetCheckFailedError",
         described=("payments",),
     ),
+    "docs/pandera.md: Checks beside an asset you have #2": _prints(
+        "dy_rule__amount__min_exclusive           ERROR 1 of 4 rows",
+        "dy_rule__reference__check__str_length    WARN  1 of 4 rows",
+    ),
     "docs/pandera.md: A gated write": Run(
         {"clean_payments": 3, "clean_payments_quarantine": 1},
         failed=dict.fromkeys(PAYMENTS_FAILS, WARN),

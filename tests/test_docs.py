@@ -9,7 +9,10 @@ Component page's `defs.yaml` block is loaded as a real Component.
 
 A block the site executes at build time (markdown-exec: ```` ```python exec="on" session="x" ````,
 its printed output rendered below it) runs here as it runs there: after the page's setup and
-the earlier blocks of its session, in one namespace.
+the earlier blocks of its session, in one namespace. A hidden block (`exec="on"` without
+`source=`) is the build's scaffolding, one of `SCAFFOLDING`: it moves the build into a
+temporary folder and back, so examples that write to relative paths leave the repository
+clean. The test skips it, because it runs every block in its own temporary folder.
 """
 
 from __future__ import annotations
@@ -53,6 +56,12 @@ _FENCE = re.compile(r"^```python([^\n]*)\n(.*?)^```", re.S | re.M)
 _SESSION = re.compile(r'\bsession="([^"]+)"')
 _ANY_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _NOT_RUN = re.compile(r"\A# Not run: (\S.*)")
+#: The hidden blocks a page may have: into a temporary folder at a session's start, and back.
+SCAFFOLDING = {
+    "import os, tempfile; _cwd = os.getcwd(); os.chdir(tempfile.mkdtemp())"
+    "  # the build writes aside\n",
+    "os.chdir(_cwd)\n",
+}
 
 ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
 
@@ -80,6 +89,9 @@ def _blocks(path: Path) -> tuple[str, list[Block]]:
         prose = _ANY_FENCE.sub("", text[: match.start()])  # a `# comment` is no heading
         headings = re.findall(r"^#+ (.+)$", prose, re.M)
         session = _SESSION.search(match.group(1))
+        if 'exec="on"' in match.group(1) and "source=" not in match.group(1):
+            assert match.group(2) in SCAFFOLDING, f"{page}: a hidden block that is no scaffolding"
+            continue
         found.append(
             (headings[-1] if headings else page, match.group(2), session and session.group(1))
         )
@@ -383,6 +395,13 @@ STATED: dict[str, Expectation] = {
         "column_schema_change            FAILED Added columns: channel",
         "dagster_row_count_bounds_check  FAILED Value `5` is less than 10",
     ),
+    "docs/asset.md: A `MaterializeResult` carries your metadata #2": _prints(
+        "written: 12 rows; checks failed: 0 of 22",
+        "dagster/row_count  12",
+        "dy_row_sample      a table of 5 rows",
+        "dy_statistics      a table of 10 rows",
+        "source             storefront export",
+    ),
     "docs/asset.md: `None` skips the run": Run(
         {"orders": None}, upstream=lambda: storefront_orders().clear()
     ),
@@ -467,11 +486,23 @@ STATED: dict[str, Expectation] = {
         },
         error="DagsterAssetCheckFailedError",
     ),
+    "docs/sidecar.md: Checks beside an asset you have #2": _prints(
+        "12 of 22 checks passed; the others:",
+        "dy_rule__primary_key                           ERROR 2 of 13 rows",
+        "dy_rule__customer_email__nullability           WARN  1 of 13 rows",
+        "dy_rule__amount__min                           ERROR 1 of 13 rows",
+        "dy_rule__note__max_length                      WARN  1 of 13 rows",
+    ),
     "docs/sidecar.md: Dtypes a warehouse changes: `read_dtypes`": (
         _read_dtypes_casts_what_duckdb_changed
     ),
     "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
         {"orders": 12, "customers": 8}, described=("orders",)
+    ),
+    "docs/component.md: Errors at load time": _prints(
+        "defs/quality/defs.yaml: checks[0] (asset order, schema OrdersSchema): asset order is not",
+        "declared in this project's defs folder, which declares 1 asset(s). Closest declared keys:",
+        "orders. Fix the key",
     ),
     "docs/hand-wiring.md: The rule catalogue": _the_catalogue_prints_one_line_per_rule,
     "docs/hand-wiring.md: `dd.asset`, assembled by hand": [
@@ -501,6 +532,10 @@ STATED: dict[str, Expectation] = {
         failed=PAYMENTS_FAILS,
         error="DagsterAssetCheckFailedError",
         described=("payments",),
+    ),
+    "docs/pandera.md: Checks beside an asset you have #2": _prints(
+        "dy_rule__amount__min_exclusive           ERROR 1 of 4 rows",
+        "dy_rule__reference__check__str_length    WARN  1 of 4 rows",
     ),
     "docs/pandera.md: A gated write": Run(
         {"clean_payments": 3, "clean_payments_quarantine": 1},

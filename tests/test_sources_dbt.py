@@ -3,8 +3,10 @@ real runs: the models are not changed, and nothing is read through an IO manager
 
 from __future__ import annotations
 
+import io
 import os
 import re
+from contextlib import redirect_stdout
 from pathlib import Path
 
 import dagster as dg
@@ -97,3 +99,16 @@ def test_the_sources_page_checks_its_dbt_models_as_written(
         if e.check_name != "dy_schema__columns"
     }
     assert engines and set(engines.values()) == {"duckdb"}  # every rule has an SQL form
+
+
+def test_the_sources_page_renders_the_refusal_of_a_model_without_a_source() -> None:
+    """The block the site executes at build time prints the error the page promises."""
+    page = (Path(__file__).parents[1] / "docs" / "sources.md").read_text()
+    (block,) = re.findall(r'^```python exec="on"[^\n]*\n(.*?)^```', page, re.S | re.M)
+    printed = io.StringIO()
+    with redirect_stdout(printed):
+        exec(compile(block, "docs/sources.md", "exec", dont_inherit=True), {"__name__": "page"})
+    assert printed.getvalue().startswith(
+        "with_schemas cannot read asset orders: it has no IO manager"
+    )
+    assert "source= (e.g. dd.sources.DuckDBTableSource()" in printed.getvalue()

@@ -7,6 +7,8 @@ polars in the same step, a daily partition, and each way the database refuses a 
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import datetime as dt
+import re
+from pathlib import Path
 
 import dagster as dg
 import dataframely as dy
@@ -49,6 +51,12 @@ INSERT INTO finance.payments VALUES
     (3, 1.5, 'NaN', NULL, 'EURO', 'größe', '2024-01-02 00:30'),
     (4, NULL, 1.0, 1, 'CHF', NULL, '2024-01-01 23:30'),
     (5, 'Infinity', NULL, 2, 'GBP', 'aXc', '2024-01-02 00:30');
+"""
+INVOICES = """
+CREATE SCHEMA IF NOT EXISTS billing;
+DROP TABLE IF EXISTS billing.invoices;
+CREATE TABLE billing.invoices (invoice_id bigint NOT NULL, total float8 NOT NULL, currency text);
+INSERT INTO billing.invoices VALUES (1, 10.0, 'EUR'), (2, -1.0, 'USD'), (2, 3.0, 'usd');
 """
 DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="Europe/Berlin")
 
@@ -230,3 +238,36 @@ def test_a_resource_without_a_connection_is_named() -> None:
     name, message = step_error(result)
     assert name == "InvalidSourceError"
     assert "'warehouse' (Settings)" in message and "get_connection()" in message
+
+
+def test_the_sources_page_checks_its_postgres_table_as_written(
+    server: PostgresServer, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/sources.md's PostgreSQL example, run as written against the test server."""
+    page = (Path(__file__).parents[1] / "docs" / "sources.md").read_text()
+    section = page.split("## PostgreSQL and other databases", 1)[1]
+    (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
+    with server.connect() as connection:
+        connection.execute(INVOICES)
+    monkeypatch.setenv("POSTGRES_CONNINFO", server.conninfo)
+    namespace: dict[str, object] = {}
+    exec(compile(block, "docs/sources.md", "exec", dont_inherit=True), namespace)
+
+    defs = namespace["defs"]
+    assert isinstance(defs, dg.Definitions)
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+
+    outcomes = _outcomes(result)
+    assert {name: failed for name, (failed, _, _) in outcomes.items()} == {
+        "dy_rule__primary_key": 2,
+        "dy_rule__invoice_id__nullability": 0,
+        "dy_rule__total__nullability": 0,
+        "dy_rule__total__min": 1,
+        "dy_rule__total__inf": 0,
+        "dy_rule__total__nan": 0,
+        "dy_rule__currency__nullability": 0,
+        "dy_rule__currency__regex": 1,
+    }
+    assert {engine for _, _, engine in outcomes.values()} == {"postgres"}

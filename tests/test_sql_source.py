@@ -14,8 +14,9 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox
 from postgres import PostgresResource, PostgresServer
-from support import evaluations, logs, step_error
+from support import evaluations, logs, scaffold_checks, step_error
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidSourceError
@@ -271,3 +272,32 @@ def test_the_sources_page_checks_its_postgres_table_as_written(
         "dy_rule__currency__regex": 1,
     }
     assert {engine for _, _, engine in outcomes.values()} == {"postgres"}
+
+
+def test_the_component_checks_a_postgres_table_from_yaml(
+    server: PostgresServer, sandbox: DefsFolderSandbox
+) -> None:
+    source = {"kind": "sql", "resource_key": "warehouse", "dialect": "postgres"}
+    entry = {"asset": "payments", "schema": "test_sql_source:Payments", "source": source}
+    path = scaffold_checks(sandbox, {"checks": [entry], "assets_outside_defs": True})
+    with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
+        spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
+        merged = dg.Definitions.merge(
+            dg.Definitions(
+                assets=[spec],
+                resources={"warehouse": PostgresResource(conninfo=server.conninfo)},
+            ),
+            defs,
+        )
+        result = merged.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+        )
+
+    outcomes = _outcomes(result)
+    assert outcomes["dy_rule__currency__regex"] == (2, 6, "postgres")
+    assert outcomes["dy_rule__note__regex"] == (2, 6, "polars")
+
+
+def test_a_yaml_sql_source_without_a_dialect_is_refused() -> None:
+    with pytest.raises(InvalidSourceError, match=r"needs dialect, e\.g\. \{kind: sql"):
+        dd.sources.source_from_config("sql", {"resource_key": "warehouse"})

@@ -17,6 +17,7 @@ import pytest
 from dagster.components.testing import DefsFolderSandbox
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs, scaffold_checks, step_error
+from test_pushdown import _outcomes
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidSourceError
@@ -88,19 +89,6 @@ def _run(
     instance = dg.DagsterInstance.ephemeral()
     result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
     return instance, result
-
-
-def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, int, str]]:
-    """check name -> (failed rows, rows, engine), for each rule check."""
-    return {
-        name: (
-            e.metadata["dy_failed_count"].value,
-            e.metadata["dy_row_count"].value,
-            e.metadata["dy_engine"].value,
-        )  # type: ignore[misc]
-        for name, e in evaluations(result).items()
-        if "dy_engine" in e.metadata
-    }
 
 
 def _polars_counts() -> dict[str, int]:

@@ -13,6 +13,7 @@ from pathlib import Path
 import dagster as dg
 import dataframely as dy
 import polars as pl
+import postgres
 import pytest
 from dagster.components.testing import DefsFolderSandbox
 from postgres import PostgresResource, PostgresServer
@@ -289,3 +290,12 @@ def test_the_component_checks_a_postgres_table_from_yaml(
 def test_a_yaml_sql_source_without_a_dialect_is_refused() -> None:
     with pytest.raises(InvalidSourceError, match=r"needs dialect, e\.g\. \{kind: sql"):
         dd.sources.source_from_config("sql", {"resource_key": "warehouse"})
+
+
+def test_without_the_server_binaries_the_tests_fail_naming_apt_get(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(postgres.glob, "glob", lambda pattern: [])
+
+    with pytest.raises(pytest.fail.Exception, match="apt-get install postgresql"):
+        postgres._binaries()

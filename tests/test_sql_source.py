@@ -15,6 +15,7 @@ import dataframely as dy
 import polars as pl
 import postgres
 import pytest
+import sqlalchemy
 from dagster.components.testing import DefsFolderSandbox
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs, scaffold_checks, step_error
@@ -299,3 +300,23 @@ def test_without_the_server_binaries_the_tests_fail_naming_apt_get(
 
     with pytest.raises(pytest.fail.Exception, match="apt-get install postgresql"):
         postgres._binaries()
+
+
+def test_a_sqlalchemy_engine_is_a_resource_the_source_reads_through(
+    server: PostgresServer,
+) -> None:
+    engine = sqlalchemy.create_engine(
+        f"postgresql+psycopg://dd@{server.host}:{server.port}/postgres"
+    )
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
+    checks = dd.schema_checks(Payments, asset="payments", source=_source())
+    defs = dg.Definitions(assets=[spec], asset_checks=[checks], resources={"warehouse": engine})
+
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    engine.dispose()
+
+    outcomes = _outcomes(result)
+    assert outcomes["dy_rule__primary_key"] == (2, 6, "postgres")
+    assert outcomes["dy_rule__note__regex"] == (2, 6, "polars")

@@ -121,24 +121,36 @@ class SQLTableSource(Source):
 
 @contextmanager
 def connection_of(resource: Any, resource_key: str) -> Iterator[Any]:
-    """The DB-API connection `resource` gives, open inside the context."""
+    """The DB-API connection `resource` gives, open inside the context: a SQLAlchemy
+    connection (an engine's `connect()`) hands over the driver's own."""
+    refused = InvalidSourceError(
+        f"Resource '{resource_key}' ({type(resource).__name__}) gives no database "
+        "connection: SQLTableSource reads through a resource with a get_connection() "
+        "context manager, a connect() method (a SQLAlchemy engine too), or a DB-API "
+        "connection (cursor())."
+    )
     if hasattr(resource, "get_connection"):
         with resource.get_connection() as connection:
-            yield connection
+            yield _dbapi(connection, refused)
     elif hasattr(resource, "cursor"):
         yield resource
     elif hasattr(resource, "connect"):
         connection = resource.connect()
         try:
-            yield connection
+            yield _dbapi(connection, refused)
         finally:
             connection.close()
     else:
-        raise InvalidSourceError(
-            f"Resource '{resource_key}' ({type(resource).__name__}) gives no database "
-            "connection: SQLTableSource reads through a resource with a get_connection() "
-            "context manager, a connect() method, or a DB-API connection (cursor())."
-        )
+        raise refused
+
+
+def _dbapi(connection: Any, refused: InvalidSourceError) -> Any:
+    if hasattr(connection, "cursor"):
+        return connection
+    driver = getattr(connection, "connection", None)  # sqlalchemy.Connection.connection
+    if driver is None or not hasattr(driver, "cursor"):
+        raise refused
+    return driver
 
 
 @dataclass(frozen=True)

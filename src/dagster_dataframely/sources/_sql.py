@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
+from uuid import uuid4
 
 import dagster as dg
 import polars as pl
@@ -163,8 +164,8 @@ class _Database:
     log: Callable[[str], None]
 
     @contextmanager
-    def cursor(self, sql: str) -> Iterator[Any]:
-        cursor = self.connection.cursor()
+    def cursor(self, sql: str, *, streaming: bool = False) -> Iterator[Any]:
+        cursor = self.streaming_cursor() if streaming else self.connection.cursor()
         try:
             cursor.execute(sql)
             yield cursor
@@ -175,6 +176,16 @@ class _Database:
             raise self.error(error, sql) from error
         finally:
             cursor.close()
+
+    def streaming_cursor(self) -> Any:
+        """A server-side cursor where the driver has them (psycopg's and psycopg2's
+        `cursor(name=)`), so the client holds one batch of rows, not the result; else a
+        plain cursor. An autocommit connection needs it `withhold` (outside a transaction)."""
+        withhold = bool(getattr(self.connection, "autocommit", False))
+        try:
+            return self.connection.cursor(name=f"dy_scan_{uuid4().hex}", withhold=withhold)
+        except TypeError:  # DuckDB, sqlite3, Snowflake: no named cursors
+            return self.connection.cursor()
 
     def rollback(self) -> None:
         """Leave a connection the failed query aborted usable (PostgreSQL refuses more)."""
@@ -231,7 +242,7 @@ class _Database:
             names = with_columns or list(schema)
             wanted = {name: schema[name] for name in names}
             self.log(f"Read from {self.source.dialect}: {_shown(query)}")
-            with self.cursor(query) as cursor:
+            with self.cursor(query, streaming=True) as cursor:
                 while fetched := cursor.fetchmany(batch_size or _BATCH_ROWS):
                     frame = pl.DataFrame(fetched, schema=wanted, orient="row", strict=False)
                     yield frame if predicate is None else frame.filter(predicate)

@@ -8,15 +8,18 @@ polars in the same step, a daily partition, and each way the database refuses a 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import datetime as dt
 import re
+import sqlite3
 from pathlib import Path
 
 import dagster as dg
 import dataframely as dy
+import duckdb
 import polars as pl
 import postgres
 import pytest
 import sqlalchemy
 from dagster.components.testing import DefsFolderSandbox
+from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs, scaffold_checks, step_error
 from test_pushdown import _outcomes
@@ -320,3 +323,62 @@ def test_a_sqlalchemy_engine_is_a_resource_the_source_reads_through(
     outcomes = _outcomes(result)
     assert outcomes["dy_rule__primary_key"] == (2, 6, "postgres")
     assert outcomes["dy_rule__note__regex"] == (2, 6, "polars")
+
+
+class Codes(dy.Schema):
+    code = dy.String(regex=r"^[A-Z]{3}$")
+
+
+def test_a_dialect_without_compiled_rules_is_checked_in_polars(tmp_path: Path) -> None:
+    connection = sqlite3.connect(tmp_path / "codes.db", check_same_thread=False)
+    connection.execute("CREATE TABLE codes (code TEXT)")
+    connection.executemany("INSERT INTO codes VALUES (?)", [("EUR",), ("eur",), ("EURO",)])
+    connection.commit()
+    checks = dd.schema_checks(
+        Codes,
+        asset="codes",
+        source=dd.sources.SQLTableSource(resource_key="warehouse", dialect="sqlite"),
+    )
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec("codes")], asset_checks=[checks], resources={"warehouse": connection}
+    )
+
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    connection.close()
+
+    assert _outcomes(result) == {
+        "dy_rule__code__nullability": (0, 3, "polars"),
+        "dy_rule__code__regex": (2, 3, "polars"),
+    }
+
+
+class Levels(Codes):
+    level = dy.Int16()
+
+
+def test_a_duckdb_database_is_checked_in_duckdb_through_its_resource(tmp_path: Path) -> None:
+    database = tmp_path / "codes.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute(
+            "CREATE TABLE codes AS SELECT * FROM (VALUES ('EUR', 1::SMALLINT), ('eur', 2)) "
+            "t(code, level)"
+        )
+    checks = dd.schema_checks(
+        Levels,
+        asset="codes",
+        source=dd.sources.SQLTableSource(resource_key="duckdb", dialect="duckdb"),
+    )
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec("codes")],
+        asset_checks=[checks],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+    )
+
+    result = defs.resolve_implicit_global_asset_job_def().execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+
+    assert evaluations(result)["dy_schema__columns"].passed
+    assert _outcomes(result)["dy_rule__code__regex"] == (1, 2, "duckdb")

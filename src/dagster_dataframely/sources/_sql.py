@@ -218,12 +218,16 @@ class _Database:
             }
 
     def _type_name(self, type_code: Any) -> str | None:
-        """The SQL type name of a description's type code: a name, or (psycopg) an OID."""
-        if isinstance(type_code, str):
-            return type_code
-        adapters = getattr(self.connection, "adapters", None)
-        info = adapters.types.get(type_code) if adapters is not None else None
-        return getattr(info, "name", None)
+        """The SQL type name of a description's type code: an OID (psycopg), or a type
+        whose text is its name (a string, DuckDB's types); None where the driver says none
+        (sqlite3)."""
+        if type_code is None:
+            return None
+        if isinstance(type_code, int):
+            adapters = getattr(self.connection, "adapters", None)
+            info = adapters.types.get(type_code) if adapters is not None else None
+            return getattr(info, "name", None)
+        return str(type_code)
 
     def scan(self, rows: exp.Select) -> pl.LazyFrame:
         """A LazyFrame over `rows`: each collect runs a projected `SELECT` and fetches it in

@@ -16,6 +16,7 @@ import pytest
 from dagster.components.testing import DefsFolderSandbox, create_defs_folder_sandbox
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
+from postgres import postgres  # noqa: F401  (one server for the session, shared here)
 
 # ------------------------------- test distribution (xdist) -------------------------------- #
 

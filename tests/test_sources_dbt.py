@@ -71,7 +71,7 @@ def test_the_sources_page_checks_its_dbt_models_as_written(
     """docs/sources.md's example, run as written in a folder of its own: the page's names
     (`MANIFEST`, `PROJECT`, the schemas) are the test project's."""
     page = (Path(__file__).parents[1] / "docs" / "sources.md").read_text()
-    (block,) = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    block = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)[0]  # the dbt example
     monkeypatch.chdir(tmp_path)
     monkeypatch.setenv(DATABASE, str(tmp_path / "shop.duckdb"))
     monkeypatch.setenv("DBT_PROFILES_DIR", str(parsed))

@@ -84,6 +84,7 @@ class SourceConfig(dg.Resolvable):
     table: str | None = None
     partition_expr: str | None = None
     pushdown: bool | None = None
+    dialect: str | None = None
     path: str | None = None
     storage_options: dict[str, str] | None = None
     function: str | None = None

@@ -18,6 +18,7 @@ from ._config import SourceKind, source_from_config
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
+from ._sql import SQLTableSource
 
 __all__ = [
     "CallableSource",
@@ -25,6 +26,7 @@ __all__ = [
     "DuckDBTableSource",
     "IOManagerSource",
     "ParquetSource",
+    "SQLTableSource",
     "Source",
     "SourceKind",
     "SourceLike",

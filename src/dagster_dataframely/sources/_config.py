@@ -2,6 +2,7 @@
 
 ```yaml
 source: {kind: duckdb_table, resource_key: duckdb, partition_expr: order_date, pushdown: false}
+source: {kind: sql, resource_key: warehouse, dialect: postgres, partition_expr: order_date}
 source: {kind: parquet, path: "s3://bucket/orders/*.parquet"}
 source: {kind: delta, path: /lake/orders}
 source: {kind: function, function: my_project.readers:orders, resource_keys: [lake]}
@@ -20,13 +21,15 @@ from ._callable import CallableSource
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
+from ._sql import SQLTableSource
 
-SourceKind = Literal["io_manager", "duckdb_table", "parquet", "delta", "function"]
+SourceKind = Literal["io_manager", "duckdb_table", "sql", "parquet", "delta", "function"]
 
 #: The fields each kind takes, beyond `kind`.
 _FIELDS: Mapping[str, frozenset[str]] = {
     "io_manager": frozenset({"io_manager_key"}),
     "duckdb_table": frozenset({"resource_key", "table", "partition_expr", "pushdown"}),
+    "sql": frozenset({"resource_key", "dialect", "table", "partition_expr"}),
     "parquet": frozenset({"path", "partition_expr", "storage_options"}),
     "delta": frozenset({"path", "partition_expr", "storage_options"}),
     "function": frozenset({"function", "resource_keys"}),
@@ -54,6 +57,14 @@ def source_from_config(kind: str, fields: Mapping[str, Any]) -> Source:
         return IOManagerSource(**given)
     if kind == "duckdb_table":
         return DuckDBTableSource(**given)
+    if kind == "sql":
+        missing = [name for name in ("resource_key", "dialect") if name not in given]
+        if missing:
+            raise InvalidSourceError(
+                f"source kind 'sql' needs {' and '.join(missing)}, e.g. "
+                "{kind: sql, resource_key: warehouse, dialect: postgres}."
+            )
+        return SQLTableSource(**given)
     return (ParquetSource if kind == "parquet" else DeltaSource)(**given)
 
 

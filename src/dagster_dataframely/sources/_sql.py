@@ -1,0 +1,258 @@
+"""`SQLTableSource`: a table in any database sqlglot knows, read through a DB-API connection.
+
+The rules with an exact SQL form in the dialect run in the database (one aggregate query and
+bounded samples, see `_engine.sql`); the others, and the column-schema check, read a projected
+`SELECT` whose rows are fetched in batches into polars. A dialect the compiler has no rules
+for (sqlglot knows it, this package does not know its float and string semantics) is read
+that way for every rule. The column dtypes come from the cursor's description, read by
+sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+from uuid import uuid4
+
+import dagster as dg
+import polars as pl
+from polars.io.plugins import register_io_source
+
+from ..errors import InvalidSourceError, SourceReadError
+from ._base import Source, StoredTable
+from ._duckdb import table_name
+from ._partitions import require_expr, run_partition
+
+if TYPE_CHECKING:  # sqlglot is imported only when the source opens
+    from sqlglot import exp
+
+_BATCH_ROWS = 50_000
+_LOGGED_SQL = 2000
+#: SQLSTATE classes (PostgreSQL, Snowflake, ...) and the fix each calls for.
+_FIXES = {
+    "42P01": "Check the table's name (table=, or the asset's dagster/table_name metadata) "
+    "and that it exists in the database and schema the resource connects to.",
+    "42501": "Grant the resource's database role SELECT on the table "
+    "(GRANT SELECT ON <table> TO <role>).",
+    "57014": "The query was cancelled (statement_timeout): raise the role's statement_timeout, "
+    "or check one partition at a time (partition_expr) so each query reads less.",
+}
+_GENERIC_FIX = "Check that the table exists and the resource's role may read it."
+
+
+def known_dialects() -> list[str]:
+    from sqlglot.dialects.dialect import Dialects
+
+    return sorted(dialect.value for dialect in Dialects if dialect.value)
+
+
+@dataclass(frozen=True, kw_only=True)
+class SQLTableSource(Source):
+    """A database table, checked where it lives, through the resource under `resource_key`.
+
+    The resource gives a DB-API connection: a `get_connection()` context manager
+    (`SnowflakeResource`, `DuckDBResource`, a PostgreSQL resource of your own), a `connect()`
+    method, or it is a connection (has `cursor()`). `dialect` is sqlglot's name of the
+    database's SQL (`postgres`, `snowflake`, `bigquery`, ...). `table` defaults to the asset's
+    `dagster/table_name`; `partition_expr` selects the run's partition, as Dagster's database
+    IO managers do.
+    """
+
+    resource_key: str
+    dialect: str
+    table: str | None = None
+    partition_expr: str | None = None
+
+    def __post_init__(self) -> None:
+        known = known_dialects()
+        if self.dialect not in known:
+            raise InvalidSourceError(
+                f"SQLTableSource(dialect={self.dialect!r}): sqlglot knows no such SQL dialect. "
+                f"Give one of {', '.join(known)}."
+            )
+
+    @property
+    def required_resource_keys(self) -> frozenset[str]:
+        return frozenset({self.resource_key})
+
+    def describe(self) -> str:
+        table = f"'{self.table}'" if self.table else "(dagster/table_name)"
+        return f"{self.dialect} table {table} via resource '{self.resource_key}'"
+
+    @contextmanager
+    def open(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[pl.LazyFrame]:
+        with self.open_table(context, asset_key) as table:
+            yield table.frame
+
+    @contextmanager
+    def open_table(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[StoredTable]:
+        from .._engine.sql.backend import SQLTable
+        from .._engine.sql.dialects import DIALECTS
+        from ._sql_query import relation
+
+        table = self.table or table_name(context, asset_key)
+        partition = run_partition(context)
+        require_expr(partition, self.partition_expr, self.describe())
+        resource = getattr(context.resources, self.resource_key)
+        with connection_of(resource, self.resource_key) as connection:
+            database = _Database(connection, self, asset_key, context.log.info)
+            rows = relation(database.dtypes, table, self.dialect, partition, self.partition_expr)
+            frame = database.scan(rows)
+            if self.dialect not in DIALECTS:
+                context.log.info(
+                    f"Checking asset {asset_key.to_user_string()} from {self.describe()}: the "
+                    f"rules have no SQL form for dialect {self.dialect!r} here; every rule "
+                    "reads the table's columns into polars."
+                )
+                yield StoredTable(frame)
+                return
+            context.log.info(
+                f"Checking asset {asset_key.to_user_string()} from {self.describe()} by "
+                f"pushdown: rules with an exact SQL form run in {self.dialect}, the others "
+                "read only the columns they need."
+            )
+            yield StoredTable(frame, SQLTable.of(rows, dialect=self.dialect, run=database.run))
+
+
+@contextmanager
+def connection_of(resource: Any, resource_key: str) -> Iterator[Any]:
+    """The DB-API connection `resource` gives, open inside the context: a SQLAlchemy
+    connection (an engine's `connect()`) hands over the driver's own."""
+    refused = InvalidSourceError(
+        f"Resource '{resource_key}' ({type(resource).__name__}) gives no database "
+        "connection: SQLTableSource reads through a resource with a get_connection() "
+        "context manager, a connect() method (a SQLAlchemy engine too), or a DB-API "
+        "connection (cursor())."
+    )
+    if hasattr(resource, "get_connection"):
+        with resource.get_connection() as connection:
+            yield _dbapi(connection, refused)
+    elif hasattr(resource, "cursor"):
+        yield resource
+    elif hasattr(resource, "connect"):
+        connection = resource.connect()
+        try:
+            yield _dbapi(connection, refused)
+        finally:
+            connection.close()
+    else:
+        raise refused
+
+
+def _dbapi(connection: Any, refused: InvalidSourceError) -> Any:
+    if hasattr(connection, "cursor"):
+        return connection
+    driver = getattr(connection, "connection", None)  # sqlalchemy.Connection.connection
+    if driver is None or not hasattr(driver, "cursor"):
+        raise refused
+    return driver
+
+
+@dataclass(frozen=True)
+class _Database:
+    """Queries on one connection: each on its own cursor, logged, its errors named."""
+
+    connection: Any
+    source: SQLTableSource
+    asset_key: dg.AssetKey
+    log: Callable[[str], None]
+
+    @contextmanager
+    def cursor(self, sql: str, *, streaming: bool = False) -> Iterator[Any]:
+        cursor = self.streaming_cursor() if streaming else self.connection.cursor()
+        try:
+            cursor.execute(sql)
+            yield cursor
+        except SourceReadError:
+            raise
+        except Exception as error:
+            self.rollback()
+            raise self.error(error, sql) from error
+        finally:
+            cursor.close()
+
+    def streaming_cursor(self) -> Any:
+        """A server-side cursor where the driver has them (psycopg's and psycopg2's
+        `cursor(name=)`), so the client holds one batch of rows, not the result; else a
+        plain cursor. An autocommit connection needs it `withhold` (outside a transaction)."""
+        withhold = bool(getattr(self.connection, "autocommit", False))
+        try:
+            return self.connection.cursor(name=f"dy_scan_{uuid4().hex}", withhold=withhold)
+        except TypeError:  # DuckDB, sqlite3, Snowflake: no named cursors
+            return self.connection.cursor()
+
+    def rollback(self) -> None:
+        """Leave a connection the failed query aborted usable (PostgreSQL refuses more)."""
+        with suppress(Exception):  # an autocommit connection has nothing to undo
+            self.connection.rollback()
+
+    def error(self, error: Exception, sql: str) -> SourceReadError:
+        state = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+        fix = _FIXES.get(str(state), _GENERIC_FIX)
+        return SourceReadError(
+            f"Could not check asset {self.asset_key.to_user_string()} in "
+            f"{self.source.describe()}: {type(error).__name__}: {str(error).strip()} "
+            f"(query: {_shown(sql)}). {fix}"
+        )
+
+    def run(self, sql: str) -> pl.DataFrame:
+        self.log(f"Pushed down to {self.source.dialect}: {_shown(sql)}")
+        with self.cursor(sql) as cursor:
+            names = [column[0] for column in cursor.description]
+            return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
+
+    def dtypes(self, sql: str) -> dict[str, pl.DataType]:
+        """The polars dtype of each column `sql` returns, from its description (no rows)."""
+        from ._sql_query import polars_dtype
+
+        with self.cursor(sql) as cursor:
+            return {
+                column[0]: polars_dtype(self._type_name(column[1]), column, self.source.dialect)
+                for column in cursor.description
+            }
+
+    def _type_name(self, type_code: Any) -> str | None:
+        """The SQL type name of a description's type code: an OID (psycopg), or a type
+        whose text is its name (a string, DuckDB's types); None where the driver says none
+        (sqlite3)."""
+        if type_code is None:
+            return None
+        if isinstance(type_code, int):
+            adapters = getattr(self.connection, "adapters", None)
+            info = adapters.types.get(type_code) if adapters is not None else None
+            return getattr(info, "name", None)
+        return str(type_code)
+
+    def scan(self, rows: exp.Select) -> pl.LazyFrame:
+        """A LazyFrame over `rows`: each collect runs a projected `SELECT` and fetches it in
+        batches."""
+        from ._sql_query import projected
+
+        schema = self.dtypes(projected(rows, None, self.source.dialect, limit=0))
+
+        def batches(
+            with_columns: list[str] | None,
+            predicate: pl.Expr | None,
+            n_rows: int | None,
+            batch_size: int | None,
+        ) -> Iterator[pl.DataFrame]:
+            query = projected(rows, with_columns, self.source.dialect, limit=n_rows)
+            names = with_columns or list(schema)
+            wanted = {name: schema[name] for name in names}
+            self.log(f"Read from {self.source.dialect}: {_shown(query)}")
+            with self.cursor(query, streaming=True) as cursor:
+                while fetched := cursor.fetchmany(batch_size or _BATCH_ROWS):
+                    frame = pl.DataFrame(fetched, schema=wanted, orient="row", strict=False)
+                    yield frame if predicate is None else frame.filter(predicate)
+
+        return register_io_source(batches, schema=schema, is_pure=True)
+
+
+def _shown(sql: str) -> str:
+    return sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"

@@ -58,8 +58,8 @@ _ANY_FENCE = re.compile(r"^```.*?^```", re.S | re.M)
 _NOT_RUN = re.compile(r"\A# Not run: (\S.*)")
 #: The hidden blocks a page may have: into a temporary folder at a session's start, and back.
 SCAFFOLDING = {
-    "import os, tempfile; _cwd = os.getcwd(); os.chdir(tempfile.mkdtemp())"
-    "  # the build writes aside\n",
+    "import os, tempfile\n\n_cwd = os.getcwd()\n"
+    "os.chdir(tempfile.mkdtemp())  # the build writes aside\n",
     "os.chdir(_cwd)\n",
 }
 

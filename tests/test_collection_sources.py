@@ -321,7 +321,9 @@ def test_the_component_reads_members_from_yaml_sources(
             "customers": {"kind": "parquet", "path": stored["customers_path"]},
         },
     }
-    path = scaffold_checks(sandbox, {"checks": [], "collections": [entry]})
+    path = scaffold_checks(
+        sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+    )
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
         merged = dg.Definitions.merge(_external_defs(stored), defs)
         assert failing_by_member(_checked(merged)) == expected_failures()
@@ -335,7 +337,12 @@ def test_a_component_source_for_an_unknown_member_names_the_file(
         "members": MEMBERS,
         "sources": {"order": {"kind": "duckdb_table"}},
     }
-    error = load_error(sandbox, scaffold_checks(sandbox, {"checks": [], "collections": [entry]}))
+    error = load_error(
+        sandbox,
+        scaffold_checks(
+            sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+        ),
+    )
     assert isinstance(error, CollectionMemberError)
     assert "defs.yaml: collections[0] (Shop)" in str(error)
     assert "sources= names members not in members=: order" in str(error)
@@ -427,7 +434,9 @@ def test_with_schemas_and_the_component_cast_collection_members(
             "customers": {"kind": "parquet", "path": stored["customers_path"]},
         },
     }
-    path = scaffold_checks(sandbox, {"checks": [], "collections": [entry]})
+    path = scaffold_checks(
+        sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+    )
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, component_defs):
         from_yaml = _checked(dg.Definitions.merge(_external_defs(stored), component_defs))
 

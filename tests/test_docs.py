@@ -477,6 +477,14 @@ STATED: dict[str, Expectation] = {
         },
         error="ValidationAbortError",
     ),
+    "docs/settings.md: Check granularity #2": _prints(
+        "dy_col__order_id         ERROR 1 rows",
+        "dy_col__line_item_id     ERROR 2 rows",
+        "dy_col__customer_email   ERROR 2 rows",
+        "dy_col__amount           ERROR 2 rows",
+        "dy_col__note             WARN  1 rows",
+        "dy_schema__rules         ERROR 6 rows",
+    ),
     "docs/sidecar.md: Checks beside an asset you have": Run(
         {"orders": 13},
         failed={

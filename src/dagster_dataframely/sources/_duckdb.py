@@ -90,7 +90,7 @@ class DuckDBTableSource(Source):
         partition = run_partition(context)
         require_expr(partition, self.partition_expr, self.describe())
         with getattr(context.resources, self.resource_key).get_connection() as connection:
-            rows = relation(connection, _parts(table), partition, self.partition_expr)
+            rows = relation(connection, table, partition, self.partition_expr)
             context.log.info(
                 f"Checking asset {asset_key.to_user_string()} from DuckDB table {table} "
                 f"(resource '{self.resource_key}') by pushdown: rules with an exact SQL form run "

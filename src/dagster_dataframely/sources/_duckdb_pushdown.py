@@ -10,17 +10,15 @@ sqlglot is imported here, so only when a pushdown runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from datetime import datetime
+from collections.abc import Callable
 from typing import Any
 
 import polars as pl
-import sqlglot
 from sqlglot import exp
 
 from .._engine.sql.backend import SQLTable
-from ..errors import InvalidSourceError
 from ._partitions import Partition
+from ._sql_query import relation as sql_relation
 
 DIALECT = "duckdb"
 #: The longest SQL text the step log shows of one query.
@@ -28,59 +26,23 @@ _LOGGED_SQL = 2000
 
 
 def relation(
-    connection: Any, parts: Sequence[str], partition: Partition | None, partition_expr: str | None
+    connection: Any, table: str, partition: Partition | None, partition_expr: str | None
 ) -> exp.Select:
-    """`SELECT * FROM <table>`, filtered to `partition` on `partition_expr`."""
-    table = exp.Table(
-        this=exp.to_identifier(parts[-1], quoted=True),
-        db=exp.to_identifier(parts[-2], quoted=True) if len(parts) > 1 else None,
-        catalog=exp.to_identifier(parts[-3], quoted=True) if len(parts) > 2 else None,
-    )
-    select = exp.select(exp.Star()).from_(table)
-    if partition is None or partition_expr is None:
-        return select
-    try:
-        expr = sqlglot.parse_one(partition_expr, read=DIALECT)
-    except sqlglot.errors.ParseError as error:
-        raise InvalidSourceError(
-            f"partition_expr={partition_expr!r} is not a DuckDB SQL expression ({error}). "
-            "Give the column that holds the partition, or an expression over the table's "
-            "columns, e.g. partition_expr='order_date' or 'CAST(ordered_at AS DATE)'."
-        ) from None
-    if partition.window is None:
-        keys = [exp.Literal.string(key) for key in partition.keys]
-        text = exp.cast(exp.paren(expr), exp.DataType.build("VARCHAR"))
-        return select.where(exp.In(this=text, expressions=keys))
-    zoned = _zoned(connection, select, expr)
-    start, end = (_bound(bound, zoned=zoned) for bound in partition.window)
-    return select.where(
-        exp.and_(
-            exp.GTE(this=exp.paren(expr.copy()), expression=start),
-            exp.LT(this=exp.paren(expr.copy()), expression=end),
-        )
+    """`SELECT * FROM <table>`, filtered to `partition` on `partition_expr` (`_sql_query`'s
+    relation, with DuckDB describing the expression's type)."""
+    return sql_relation(
+        lambda sql: _dtypes(connection, sql), table, DIALECT, partition, partition_expr
     )
 
 
-def _zoned(connection: Any, select: exp.Select, expr: exp.Expr) -> bool:
-    """Whether `expr` is a `TIMESTAMPTZ` (an instant) rather than a wall-clock value."""
-    probe = select.copy()
-    probe.set("expressions", [exp.alias_(expr.copy(), "value")])
+def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
+    """The polars dtype of each column `sql` returns, from DuckDB's Arrow result."""
     cursor = connection.cursor()
     try:
-        arrow = cursor.sql(probe.limit(0).sql(DIALECT)).to_arrow_table()
+        arrow = cursor.sql(sql).to_arrow_table()
     finally:
         cursor.close()
-    dtype = pl.DataFrame(pl.from_arrow(arrow)).schema["value"]
-    return isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
-
-
-def _bound(bound: datetime, *, zoned: bool) -> exp.Expr:
-    if zoned or bound.tzinfo is None:
-        kind = "TIMESTAMPTZ" if bound.tzinfo is not None else "TIMESTAMP"
-        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), exp.DataType.build(kind))
-    # The wall clock in the partition's zone: what a naive column holds for it.
-    wall_clock = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(wall_clock), exp.DataType.build("TIMESTAMP"))
+    return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
 
 
 def pushdown(connection: Any, select: exp.Select, log: Callable[[str], None]) -> SQLTable:

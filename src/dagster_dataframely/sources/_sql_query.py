@@ -7,6 +7,7 @@ sqlglot is imported here, so only when such a source opens.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from datetime import datetime
 from typing import Any
 
 import polars as pl
@@ -14,7 +15,6 @@ import sqlglot
 from sqlglot import exp
 
 from ..errors import InvalidSourceError
-from ._duckdb_pushdown import _bound
 from ._partitions import Partition
 
 _T = exp.DataType.Type
@@ -42,6 +42,8 @@ _DTYPES: dict[Any, pl.DataType] = {
 #: A description says no more than this of a column: anything not above is read as text.
 _TEXT = pl.String()
 _ROWS = "__dy_rows"
+#: How a message names a dialect.
+_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "snowflake": "Snowflake"}
 
 
 def relation(
@@ -60,7 +62,8 @@ def relation(
         expr = sqlglot.parse_one(partition_expr, read=dialect)
     except sqlglot.errors.ParseError as error:
         raise InvalidSourceError(
-            f"partition_expr={partition_expr!r} is not a {dialect} SQL expression ({error}). "
+            f"partition_expr={partition_expr!r} is not a {_NAMES.get(dialect, dialect)} SQL "
+            f"expression ({error}). "
             "Give the column that holds the partition, or an expression over the table's "
             "columns, e.g. partition_expr='order_date'."
         ) from None
@@ -78,6 +81,16 @@ def relation(
             exp.LT(this=exp.paren(expr.copy()), expression=end),
         )
     )
+
+
+def _bound(bound: datetime, *, zoned: bool) -> exp.Expr:
+    """A partition bound as a literal: the instant for a zoned column, else the wall clock in
+    the partition's zone (what a naive column holds for it)."""
+    if zoned or bound.tzinfo is None:
+        kind = "TIMESTAMPTZ" if bound.tzinfo is not None else "TIMESTAMP"
+        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), exp.DataType.build(kind))
+    wall_clock = bound.replace(tzinfo=None).isoformat(sep=" ")
+    return exp.cast(exp.Literal.string(wall_clock), exp.DataType.build("TIMESTAMP"))
 
 
 def projected(

@@ -397,10 +397,11 @@ STATED: dict[str, Expectation] = {
     ),
     "docs/asset.md: A `MaterializeResult` carries your metadata #2": _prints(
         "written: 12 rows; checks failed: 0 of 22",
-        "dagster/row_count  12",
-        "dy_row_sample      a table of 5 rows",
-        "dy_statistics      a table of 10 rows",
-        "source             storefront export",
+        "dagster/column_schema  the 10 columns written",
+        "dagster/row_count      12",
+        "dy_row_sample          a table of 5 rows",
+        "dy_statistics          a table of 10 rows",
+        "source                 storefront export",
     ),
     "docs/asset.md: `None` skips the run": Run(
         {"orders": None}, upstream=lambda: storefront_orders().clear()

@@ -109,6 +109,7 @@ def _render_inner(name: str, column: dy.Column, suffix: str) -> str | None:
 _PAIRS = {"(": ")", "[": "]"}
 _LITERAL = re.compile(r"\bdyn (?:int|float|str|bool): ")
 _NAMESPACE = re.compile(r"(?<![\w.])(col|lit|as_struct)\(")
+_STRUCT_METHOD = re.compile(r'(pl\.col\("(?:[^"\\]|\\.)*"\))\.as_struct\((\))?')
 
 
 def expression_text(expr: pl.Expr) -> str:
@@ -120,9 +121,11 @@ def expression_text(expr: pl.Expr) -> str:
         python = _python(text)
     except ValueError:
         return text
-    return _NAMESPACE.sub(
+    python = _NAMESPACE.sub(
         lambda m: "pl.struct(" if m[1] == "as_struct" else f"pl.{m[1]}(", python
     ).replace(".not()", ".not_()")
+    # polars before 2 shows a struct as a method of its first field: col("a").as_struct([...])
+    return _STRUCT_METHOD.sub(lambda m: f"pl.struct({m[1]}" + (")" if m[2] else ", "), python)
 
 
 def _python(text: str, *, outer: bool = True) -> str:

@@ -22,6 +22,7 @@ import polars as pl
 from ..errors import FrameConversionError, UnsupportedFrameError
 from .catalogue import Rule
 from .display import type_name
+from .table_verdicts import asking_empty_table
 
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"
@@ -213,7 +214,8 @@ def _failed_on_empty(lf: pl.LazyFrame, rules: Sequence[Rule]) -> frozenset[str]:
     judging = [rule for rule in rules if rule.judges_table]
     if not judging:
         return frozenset()
-    verdicts = pl.collect_all([lf.select(rule.expr.alias(_ROWS)) for rule in judging])
+    with asking_empty_table():
+        verdicts = pl.collect_all([lf.select(rule.expr.alias(_ROWS)) for rule in judging])
     return frozenset(
         rule.name
         for rule, verdict in zip(judging, verdicts, strict=True)

@@ -29,6 +29,8 @@ from pandera.api.checks import Check
 from pandera.api.polars.types import PolarsData
 from polars.exceptions import PolarsInefficientMapWarning
 
+from .._engine.table_verdicts import verdict_on_empty
+
 #: A check's frame: the schema's columns and their dtypes, in order.
 Frame = Mapping[str, pl.DataType]
 
@@ -187,9 +189,11 @@ def _batched(
 
 def _verdict(out: Any, height: int, name: str) -> pl.Series:
     """A check's output as one boolean per row (Pandera folds several columns with `&`). A
-    verdict for the whole table stays one value on an empty table, which it can fail."""
+    verdict for the whole table stays one value on an empty table while an evaluation asks for
+    it (`verdict_on_empty`), so the empty table can fail it."""
+    on_empty = 1 if verdict_on_empty() else 0
     if isinstance(out, bool) or type(out).__name__ == "bool_":
-        return pl.Series(name, [bool(out)] * max(height, 1), dtype=pl.Boolean)
+        return pl.Series(name, [bool(out)] * (height or on_empty), dtype=pl.Boolean)
     if isinstance(out, pl.LazyFrame):
         out = out.collect()
     if not isinstance(out, pl.DataFrame):
@@ -203,7 +207,7 @@ def _verdict(out: Any, height: int, name: str) -> pl.Series:
     if len(series) == 1 and height > 1:
         return series.new_from_index(0, height)  # one verdict for the whole table
     if len(series) == 1 and height == 0:
-        return series
+        return series.head(on_empty)
     if len(series) != height:
         raise ValueError(f"Pandera check {name!r} returned {len(series)} rows for {height}.")
     return series

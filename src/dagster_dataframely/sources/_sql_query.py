@@ -37,8 +37,9 @@ _DTYPES: dict[Any, pl.DataType] = {
     _T.TIMESTAMPTZ: pl.Datetime("us", "UTC"),
     _T.VARBINARY: pl.Binary(),
     _T.BINARY: pl.Binary(),
-    _T.BLOB: pl.Binary(),
 }
+if hasattr(_T, "BLOB"):  # sqlglot 26 reads BLOB as VARBINARY; later releases have a type of its own
+    _DTYPES[_T.BLOB] = pl.Binary()
 #: A description says no more than this of a column: anything not above is read as text.
 _TEXT = pl.String()
 _ROWS = "__dy_rows"

@@ -10,6 +10,7 @@ the DuckDB file dbt built.
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import datetime as dt
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -65,15 +66,18 @@ def _database(path: Path) -> Path:
 def _run(
     database: Path, source: dd.sources.DuckDBTableSource
 ) -> tuple[dg.DagsterInstance, dg.ExecuteInProcessResult]:
+    return run_payments_checks(Payments, source, {"duckdb": DuckDBResource(database=str(database))})
+
+
+def run_payments_checks(
+    schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]
+) -> tuple[dg.DagsterInstance, dg.ExecuteInProcessResult]:
+    """A job of `schema`'s checks of the external table `finance.payments`, read by `source`
+    through `resources`, run on an instance of its own."""
     spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
-    checks = dd.schema_checks(Payments, asset="payments", source=source)
+    checks = dd.schema_checks(schema, asset="payments", source=source)
     job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
-    defs = dg.Definitions(
-        assets=[spec],
-        asset_checks=[checks],
-        jobs=[job],
-        resources={"duckdb": DuckDBResource(database=str(database))},
-    )
+    defs = dg.Definitions(assets=[spec], asset_checks=[checks], jobs=[job], resources=resources)
     instance = dg.DagsterInstance.ephemeral()
     result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
     return instance, result

@@ -22,7 +22,7 @@ from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs, scaffold_checks, step_error
-from test_pushdown import _outcomes
+from test_pushdown import _outcomes, run_payments_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidSourceError
@@ -82,18 +82,9 @@ def _source(**settings: str) -> dd.sources.SQLTableSource:
 def _run(
     server: PostgresServer, source: dd.sources.SQLTableSource, *, user: str = "dd"
 ) -> tuple[dg.DagsterInstance, dg.ExecuteInProcessResult]:
-    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
-    checks = dd.schema_checks(Payments, asset="payments", source=source)
-    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
-    defs = dg.Definitions(
-        assets=[spec],
-        asset_checks=[checks],
-        jobs=[job],
-        resources={"warehouse": PostgresResource(conninfo=server.conninfo_for(user))},
+    return run_payments_checks(
+        Payments, source, {"warehouse": PostgresResource(conninfo=server.conninfo_for(user))}
     )
-    instance = dg.DagsterInstance.ephemeral()
-    result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
-    return instance, result
 
 
 def _polars_counts() -> dict[str, int]:

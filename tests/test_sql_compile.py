@@ -16,6 +16,7 @@ from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
 from dagster_dataframely._engine.sql.dialects import DIALECTS, portable_regex
 from dagster_dataframely._engine.sql.expressions import translate
+from dagster_dataframely.sources._sql_query import polars_dtype, relation
 
 DTYPES = pl.Schema(SCHEMA)
 MIXED = pl.Schema(
@@ -25,7 +26,7 @@ MIXED = pl.Schema(
 FALLBACKS = {
     "duckdb": {"digits|regex"},
     "postgres": {"digits|regex"},
-    "snowflake": {"digits|regex", "code|regex", "code|min_length", "code|max_length"},
+    "snowflake": {"digits|regex", "code|regex"},
     # NaN compares false in BigQuery: custom rules over float columns stay in polars.
     "bigquery": {"digits|regex", "amount|check__small", "known_refs"},
 }
@@ -61,6 +62,12 @@ def test_dialect_forms_of_nan_byte_length_and_regex() -> None:
     assert rendered("duckdb", "code|max_length") == 'STRLEN("code") <= 5'
     assert rendered("postgres", "code|max_length") == 'OCTET_LENGTH("code") <= 5'
     assert rendered("bigquery", "code|max_length") == "BYTE_LENGTH(`code`) <= 5"
+    assert rendered("snowflake", "code|max_length") == 'OCTET_LENGTH("code") <= 5'
+    # A bare TIMESTAMP in Snowflake follows the account's TIMESTAMP_TYPE_MAPPING.
+    assert rendered("snowflake", "at|max") == (
+        "\"at\" <= CAST('2030-01-01 12:30:00' AS TIMESTAMPNTZ)"
+    )
+    assert rendered("bigquery", "at|max") == "`at` <= CAST('2030-01-01 12:30:00' AS DATETIME)"
     assert rendered("duckdb", "code|regex") == "REGEXP_MATCHES(\"code\", '^[a-c]+$')"
     assert rendered("bigquery", "code|regex") == "REGEXP_CONTAINS(`code`, '^[a-c]+$')"
     assert rendered("postgres", "code|regex") == "\"code\" ~ '^[a-c]+$'"
@@ -147,3 +154,43 @@ def test_importing_the_package_does_not_import_sqlglot() -> None:
         "assert 'sqlglot' not in sys.modules, 'sqlglot imported'"
     )
     subprocess.run([sys.executable, "-c", code], check=True)
+
+
+@pytest.mark.parametrize(
+    ("dialect", "name", "table"),
+    [
+        ("snowflake", "finance.payments", '"FINANCE"."PAYMENTS"'),
+        ("snowflake", 'finance."Payments"', '"FINANCE"."Payments"'),
+        ("postgres", "Finance.payments", '"finance"."payments"'),
+        ("postgres", '"shop"."main"."Orders"', '"shop"."main"."Orders"'),
+        ("bigquery", "project.Finance.payments", "`project`.`Finance`.`payments`"),
+    ],
+)
+def test_a_bare_table_name_means_what_the_database_reads_it_as(
+    dialect: str, name: str, table: str
+) -> None:
+    select = relation(lambda _: {}, name, dialect, None, None)
+    assert select.sql(dialect=dialect) == f"SELECT * FROM {table}"
+
+
+@pytest.mark.parametrize(
+    ("dialect", "type_name", "precision", "scale", "dtype"),
+    [
+        ("snowflake", "FIXED", 38, 0, pl.Int64()),  # INT is NUMBER(38, 0)
+        ("snowflake", "FIXED", 10, 2, pl.Decimal(10, 2)),
+        ("snowflake", "REAL", None, None, pl.Float64()),  # every Snowflake float is 64 bits
+        ("snowflake", "TEXT", None, None, pl.String()),
+        ("snowflake", "TIMESTAMP_NTZ", 0, 9, pl.Datetime("us")),
+        ("snowflake", "TIMESTAMP_TZ", 0, 9, pl.Datetime("us", "UTC")),
+        ("bigquery", "INTEGER", None, None, pl.Int64()),  # the DB-API's legacy names
+        ("bigquery", "FLOAT", None, None, pl.Float64()),
+        ("bigquery", "TIMESTAMP", None, None, pl.Datetime("us", "UTC")),
+        ("bigquery", "DATETIME", None, None, pl.Datetime("us")),
+        ("postgres", "int4", None, None, pl.Int32()),
+    ],
+)
+def test_the_dtype_a_driver_describes_is_the_databases_type(
+    dialect: str, type_name: str, precision: int | None, scale: int | None, dtype: pl.DataType
+) -> None:
+    description = ("column", None, None, None, precision, scale, True)
+    assert polars_dtype(type_name, description, dialect) == dtype

@@ -218,11 +218,15 @@ class _Database:
             }
 
     def _type_name(self, type_code: Any) -> str | None:
-        """The SQL type name of a description's type code: an OID (psycopg), or a type
-        whose text is its name (a string, DuckDB's types); None where the driver says none
-        (sqlite3)."""
+        """The SQL type name of a description's type code: an OID (psycopg), a field id
+        (Snowflake's connector), or a type whose text is its name (a string, DuckDB's
+        types); None where the driver says none (sqlite3)."""
         if type_code is None:
             return None
+        if isinstance(type_code, int) and self.source.dialect == "snowflake":
+            from snowflake.connector.constants import FIELD_ID_TO_NAME
+
+            return FIELD_ID_TO_NAME.get(type_code) or None  # `FIXED`, `REAL`, `TEXT`, ...
         if isinstance(type_code, int):
             adapters = getattr(self.connection, "adapters", None)
             info = adapters.types.get(type_code) if adapters is not None else None

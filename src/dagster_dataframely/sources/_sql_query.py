@@ -14,6 +14,7 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
+from .._engine.sql.literals import wall_clock
 from ..errors import InvalidSourceError
 from ._partitions import Partition
 
@@ -38,11 +39,26 @@ _DTYPES: dict[Any, pl.DataType] = {
     _T.VARBINARY: pl.Binary(),
     _T.BINARY: pl.Binary(),
 }
+for _name, _dtype in (
+    ("TIMESTAMPNTZ", pl.Datetime("us")),
+    ("TIMESTAMPLTZ", pl.Datetime("us", "UTC")),
+):
+    if hasattr(_T, _name):  # sqlglot 26 reads Snowflake's TIMESTAMP_NTZ as TIMESTAMP
+        _DTYPES[getattr(_T, _name)] = _dtype
 if hasattr(_T, "BLOB"):  # sqlglot 26 reads BLOB as VARBINARY; later releases have a type of its own
     _DTYPES[_T.BLOB] = pl.Binary()
 #: A description says no more than this of a column: anything not above is read as text.
 _TEXT = pl.String()
 _ROWS = "__dy_rows"
+#: Type names a driver reports that sqlglot would read otherwise than the database means
+#: them: Snowflake's connector reports its wire types (`FIXED` numbers, `REAL` is 64 bits),
+#: BigQuery's its legacy names (`INTEGER` and `FLOAT` are 64 bits).
+_REPORTED = {
+    "snowflake": {"FIXED": "NUMBER", "REAL": "DOUBLE"},
+    "bigquery": {"INTEGER": "INT64", "FLOAT": "FLOAT64"},
+}
+#: How each database folds an unquoted name; the others take it as written.
+_FOLDS: dict[str, Callable[[str], str]] = {"snowflake": str.upper, "postgres": str.lower}
 #: How a message names a dialect.
 _NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "snowflake": "Snowflake"}
 
@@ -56,7 +72,7 @@ def relation(
 ) -> exp.Select:
     """`SELECT * FROM <table>`, filtered to `partition` on `partition_expr`; `dtypes` describes
     a query's columns (to tell a zoned timestamp from a wall-clock one)."""
-    select = exp.select(exp.Star()).from_(_table(table))
+    select = exp.select(exp.Star()).from_(_table(table, dialect))
     if partition is None or partition_expr is None:
         return select
     try:
@@ -72,7 +88,8 @@ def relation(
         text = exp.cast(exp.paren(expr), exp.DataType.build("TEXT"))
         keys = [exp.Literal.string(key) for key in partition.keys]
         return select.where(exp.In(this=text, expressions=keys))
-    probe = exp.select(exp.alias_(expr.copy(), "value")).from_(_table(table)).limit(0)
+    probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
+    probe = probe.from_(_table(table, dialect)).limit(0)
     dtype = dtypes(probe.sql(dialect=dialect))["value"]
     zoned = isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
     start, end = (_bound(bound, zoned=zoned) for bound in partition.window)
@@ -87,11 +104,10 @@ def relation(
 def _bound(bound: datetime, *, zoned: bool) -> exp.Expr:
     """A partition bound as a literal: the instant for a zoned column, else the wall clock in
     the partition's zone (what a naive column holds for it)."""
-    if zoned or bound.tzinfo is None:
-        kind = "TIMESTAMPTZ" if bound.tzinfo is not None else "TIMESTAMP"
-        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), exp.DataType.build(kind))
-    wall_clock = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(wall_clock), exp.DataType.build("TIMESTAMP"))
+    if zoned and bound.tzinfo is not None:
+        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
+    naive = bound.replace(tzinfo=None).isoformat(sep=" ")
+    return exp.cast(exp.Literal.string(naive), wall_clock())
 
 
 def projected(
@@ -108,6 +124,7 @@ def polars_dtype(type_name: str | None, description: Sequence[Any], dialect: str
     precision and scale at 4 and 5), text where the type is unknown."""
     if type_name is None:
         return _TEXT
+    type_name = _REPORTED.get(dialect, {}).get(type_name.upper(), type_name)
     try:
         kind = exp.DataType.build(type_name, dialect=dialect).this
     except (sqlglot.errors.ParseError, ValueError):
@@ -116,20 +133,33 @@ def polars_dtype(type_name: str | None, description: Sequence[Any], dialect: str
         precision, scale = description[4:6] if len(description) >= 6 else (None, None)
         if precision is None or not 0 < precision <= 38:
             return pl.Float64()  # no fixed scale: a bare NUMERIC
+        if dialect == "snowflake" and not scale:
+            return pl.Int64()  # INT, BIGINT, SMALLINT are NUMBER(38, 0) in Snowflake
         return pl.Decimal(precision, scale or 0)
     return _DTYPES.get(kind, _TEXT)
 
 
-def _table(table: str) -> exp.Table:
-    """`catalog.schema.table`, each part quoted (a name from metadata is not SQL)."""
-    parts = [part.strip('"') for part in table.split(".")]
-    if not all(parts) or len(parts) > 3:
+def _table(table: str, dialect: str) -> exp.Table:
+    """`catalog.schema.table`, each part quoted (a name from metadata is not SQL). A part
+    written in double quotes is taken as it is; a bare part names what the database names by
+    it unquoted: Snowflake reads `finance.payments` as `FINANCE.PAYMENTS`, PostgreSQL as
+    `finance.payments`; BigQuery and DuckDB take it as written."""
+    parts = [_part(part.strip(), dialect) for part in table.split(".")]
+    if not all(part.name for part in parts) or len(parts) > 3:
         raise InvalidSourceError(
             f"{table!r} is not a table name: write 'table', 'schema.table' or "
             "'database.schema.table'."
         )
     return exp.Table(
-        this=exp.to_identifier(parts[-1], quoted=True),
-        db=exp.to_identifier(parts[-2], quoted=True) if len(parts) > 1 else None,
-        catalog=exp.to_identifier(parts[-3], quoted=True) if len(parts) > 2 else None,
+        this=parts[-1],
+        db=parts[-2] if len(parts) > 1 else None,
+        catalog=parts[-3] if len(parts) > 2 else None,
     )
+
+
+def _part(part: str, dialect: str) -> exp.Identifier:
+    if len(part) > 1 and part.startswith('"') and part.endswith('"'):
+        return exp.to_identifier(part[1:-1], quoted=True)
+    name = part.strip('"')
+    folds = _FOLDS.get(dialect)
+    return exp.to_identifier(folds(name) if folds else name, quoted=True)

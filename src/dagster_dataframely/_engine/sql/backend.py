@@ -91,7 +91,7 @@ class SQLTable:
     def rows(self) -> exp.Subquery:
         """The table's rows as a subquery of its own, once per use (a CTE DuckDB would
         materialize: the whole table)."""
-        return self.relation.copy().subquery(_TABLE)
+        return self.relation.copy().subquery(_quoted(_TABLE))
 
     def counts(self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr]) -> exp.Select:
         """One scan: the row count, then per rule its failing rows; a `unique` or primary-key
@@ -150,10 +150,16 @@ class SQLTable:
         return (
             exp.select(*columns)
             .from_(self.rows())
-            .join(smallest.subquery(_KEYS), on=same_key)
+            .join(smallest.subquery(_quoted(_KEYS)), on=same_key)
             .order_by(*(exp.column(key, table=_TABLE, quoted=True) for key in keys))
             .limit(limit)
         )
+
+
+def _quoted(alias: str) -> exp.Identifier:
+    """A table alias the queries name quoted, so a database that folds unquoted names
+    (Snowflake to upper case) finds `"__dy_table"."id"` under the alias it was given."""
+    return exp.to_identifier(alias, quoted=True)
 
 
 def compile_rules(

@@ -78,6 +78,9 @@ class PostgresDialect(Dialect):
 
 
 class SnowflakeDialect(Dialect):
+    """NaN sorts above every number and equals itself, as in polars; strings compare by the
+    column's collation, if it has one."""
+
     name = "snowflake"
     binary_string_order = False
 
@@ -85,7 +88,7 @@ class SnowflakeDialect(Dialect):
         return _count_case(condition)  # no FILTER clause
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
-        return None  # no UTF-8 byte length of a string without a binary round trip
+        return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])  # LENGTH counts characters
 
     def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
         return None  # REGEXP_LIKE matches the whole string and reads POSIX EREs

@@ -20,8 +20,14 @@ def sql_type(dtype: pl.DataType) -> exp.DataType | None:
     if dtype == pl.Date:
         return exp.DataType.build("DATE")
     if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
-        return exp.DataType.build("TIMESTAMP")
+        return wall_clock()
     return None
+
+
+def wall_clock() -> exp.DataType:
+    """A timestamp without time zone: `TIMESTAMP_NTZ` in Snowflake, whose bare `TIMESTAMP`
+    follows the account's TIMESTAMP_TYPE_MAPPING; `TIMESTAMP` or `DATETIME` elsewhere."""
+    return exp.DataType(this=exp.DataType.Type.TIMESTAMPNTZ)
 
 
 def literal(value: Any, dtype: pl.DataType) -> exp.Expr | None:

@@ -1,0 +1,180 @@
+"""`SQLTableSource(dialect="snowflake")` in real runs, its SQL executed by fakesnow.
+
+fakesnow is Snowflake's Python connector backed by DuckDB: `snowflake.connector.connect` is
+patched, the resource below calls it as dagster-snowflake's `SnowflakeResource` does, and
+every query the backend sends (Snowflake SQL, `COUNT(CASE ...)`, `OCTET_LENGTH`, quoted
+names) is parsed as Snowflake's and run in DuckDB. The counts must be Dataframely's. Where
+DuckDB does not behave as Snowflake (names are case-insensitive, no collations; `OCTET_LENGTH` of a
+string is missing and stood in for), fakesnow cannot tell, so the SQL text itself is checked
+for what Snowflake needs.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import datetime as dt
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import dagster as dg
+import dataframely as dy
+import fakesnow
+import polars as pl
+import pytest
+import snowflake.connector
+from support import evaluations, logs
+from test_pushdown import _outcomes, run_payments_checks
+
+import dagster_dataframely as dd
+
+
+class Payments(dy.Schema):
+    payment_id = dy.Int64(primary_key=True)
+    amount = dy.Float64(nullable=True, min=0, max_exclusive=1000.0)
+    rate = dy.Float64(nullable=True, min_exclusive=0.0, max=1.0, allow_nan=True, allow_inf=True)
+    currency = dy.String(min_length=3, max_length=3, regex=r"^[A-Z]{3}$")
+    level = dy.Int64(nullable=True, is_in=[1, 2])
+    note = dy.String(nullable=True)
+    paid_at = dy.Datetime(nullable=True, max=dt.datetime(2024, 12, 31))
+
+    @dy.rule()
+    def refunds_have_a_note(cls) -> pl.Expr:
+        """A negative amount carries a note."""
+        return (pl.col("amount") >= 0) | pl.col("note").is_not_null()
+
+
+NAN, INF = float("nan"), float("inf")
+ROWS = [
+    (1, 10.0, 0.5, "EUR", 1, "ok", dt.datetime(2024, 1, 1, 23, 30)),
+    (2, -5.0, 1.5, "eur", 3, None, dt.datetime(2024, 1, 2, 0, 30)),
+    (2, NAN, NAN, "USD", 2, "x", dt.datetime(2024, 1, 1, 23, 30)),
+    (3, INF, INF, "EURO", None, None, dt.datetime(2024, 1, 2, 0, 30)),
+    (None, 1000.0, 0.0, "CHF", 1, None, dt.datetime(2025, 1, 1)),
+    (None, None, None, "Fr", 2, None, None),
+    (4, 1.0, 1.0, "ÄÖÜ", 1, "three characters, six bytes", dt.datetime(2024, 1, 2, 0, 30)),
+]
+COLUMNS = list(Payments.columns())
+#: Snowflake's `REGEXP_LIKE` matches the whole string and reads POSIX EREs: the one rule left
+#: to polars.
+FALLBACKS = {"dy_rule__currency__regex"}
+DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="Europe/Berlin")
+
+
+class SnowflakeWarehouse(dg.ConfigurableResource):
+    """A connection from `snowflake.connector.connect`, as dagster-snowflake's resource gives."""
+
+    database: str
+
+    @contextmanager
+    def get_connection(self) -> Iterator[snowflake.connector.SnowflakeConnection]:
+        connection = snowflake.connector.connect(database=self.database, schema="finance")
+        try:
+            yield connection
+        finally:
+            connection.close()
+
+
+def _literal(value: object) -> str:
+    if value is None:
+        return "NULL"
+    if isinstance(value, float):
+        return repr(value) if value == value and abs(value) != INF else f"'{value}'::FLOAT"
+    if isinstance(value, dt.datetime):
+        return f"'{value.isoformat(sep=' ')}'::TIMESTAMP_NTZ"
+    return f"'{value}'" if isinstance(value, str) else str(value)
+
+
+@pytest.fixture(scope="module")
+def warehouse() -> Iterator[SnowflakeWarehouse]:
+    with fakesnow.patch():
+        resource = SnowflakeWarehouse(database="shop")
+        with resource.get_connection() as connection:
+            cursor = connection.cursor()
+            cursor.execute("CREATE SCHEMA IF NOT EXISTS shop.finance")
+            cursor.execute(  # quoted names keep Dataframely's lower-case column names
+                'CREATE TABLE finance.payments ("payment_id" INT, "amount" FLOAT, "rate" FLOAT, '
+                '"currency" VARCHAR, "level" INT, "note" VARCHAR, "paid_at" TIMESTAMP_NTZ)'
+            )
+            # fakesnow hands Snowflake's OCTET_LENGTH to DuckDB, whose octet_length takes no
+            # VARCHAR: a macro stands in with the same meaning (UTF-8 bytes of a string).
+            connection._duck_conn.execute(  # type: ignore[attr-defined]
+                "CREATE MACRO shop.finance.octet_length(s) AS strlen(s)"
+            )
+            values = ", ".join(f"({', '.join(map(_literal, row))})" for row in ROWS)
+            cursor.execute(f"INSERT INTO finance.payments VALUES {values}")
+        yield resource
+
+
+def _source(**settings: str) -> dd.sources.SQLTableSource:
+    return dd.sources.SQLTableSource(resource_key="warehouse", dialect="snowflake", **settings)
+
+
+def _polars_counts() -> dict[str, int]:
+    """What Dataframely counts on the same rows."""
+    frame = pl.DataFrame(ROWS, schema={name: c.dtype for name, c in Payments.columns().items()}, orient="row")
+    _, failures = Payments.filter(frame)
+    return {
+        "dy_rule__" + name.replace("|", "__"): count for name, count in failures.counts().items()
+    }
+
+
+def test_a_snowflake_table_is_checked_in_snowflake_with_dataframelys_counts(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    instance, result = run_payments_checks(Payments, _source(), {"warehouse": warehouse})
+
+    assert evaluations(result)["dy_schema__columns"].passed  # INT is NUMBER(38, 0): Int64
+    outcomes = _outcomes(result)
+    engines = {name: engine for name, (_, _, engine) in outcomes.items()}
+    assert {name for name, engine in engines.items() if engine == "polars"} == FALLBACKS
+    assert set(engines.values()) == {"snowflake", "polars"}
+    assert {rows for _, rows, _ in outcomes.values()} == {len(ROWS)}
+    counts = {name: failed for name, (failed, _, _) in outcomes.items()}
+    expected = _polars_counts()
+    assert counts == {name: expected.get(name, 0) for name in counts}
+    # Every rule but one failed somewhere, so each count above compares a real verdict.
+    assert {name for name, failed in counts.items() if not failed} == {
+        "dy_rule__currency__nullability"
+    }
+    assert counts["dy_rule__primary_key"] == 4  # id 2 twice, and the two null ids
+    assert counts["dy_rule__currency__max_length"] == 2  # 'EURO'; 'ÄÖÜ' is six bytes
+    sample = evaluations(result)["dy_rule__amount__max_exclusive"].metadata["dy_failed_sample"]
+    assert {row.data["payment_id"] for row in sample.records} == {2, 3, "null"}  # type: ignore[attr-defined]
+
+
+def test_the_sql_sent_is_snowflakes(warehouse: SnowflakeWarehouse) -> None:
+    instance, result = run_payments_checks(Payments, _source(), {"warehouse": warehouse})
+
+    sent = [line for line in logs(instance, result) if line.startswith("Pushed down to snowflake:")]
+    (counts,) = [line for line in sent if "__dy_rows" in line]
+    assert "COUNT(CASE WHEN" in counts and "FILTER" not in counts  # Snowflake has no FILTER
+    assert 'OCTET_LENGTH("currency")' in counts  # bytes, as Dataframely counts; LENGTH: chars
+    # A bare name is what Snowflake folds it to; aliases stay quoted where they are named.
+    assert 'FROM "FINANCE"."PAYMENTS"' in counts
+    assert 'AS "__dy_table"' in counts
+    assert all('AS __dy_table' not in line for line in sent)
+
+
+def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    @dg.asset(
+        name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
+    )
+    def payments() -> None:
+        """Loaded by another tool; the run only marks the partition."""
+
+    checks = dd.schema_checks(
+        Payments, asset="payments", partitions_def=DAYS, source=_source(partition_expr="paid_at")
+    )
+    result = dg.materialize(
+        [payments, checks],
+        resources={"warehouse": warehouse},
+        partition_key="2024-01-02",
+        raise_on_error=False,
+    )
+
+    # Berlin's 2024-01-02 holds the three payments at 00:30 wall-clock time, not 23:30.
+    outcomes = _outcomes(result)
+    assert {rows for _, rows, _ in outcomes.values()} == {3}
+    assert outcomes["dy_rule__primary_key"][0] == 0
+    assert outcomes["dy_rule__currency__regex"][:1] == (3,)  # 'eur', 'EURO' and 'ÄÖÜ'
+    assert outcomes["dy_rule__paid_at__max"][:1] == (0,)

@@ -109,7 +109,9 @@ def _source(**settings: str) -> dd.sources.SQLTableSource:
 
 def _polars_counts() -> dict[str, int]:
     """What Dataframely counts on the same rows."""
-    frame = pl.DataFrame(ROWS, schema={name: c.dtype for name, c in Payments.columns().items()}, orient="row")
+    frame = pl.DataFrame(
+        ROWS, schema={name: c.dtype for name, c in Payments.columns().items()}, orient="row"
+    )
     _, failures = Payments.filter(frame)
     return {
         "dy_rule__" + name.replace("|", "__"): count for name, count in failures.counts().items()
@@ -150,7 +152,7 @@ def test_the_sql_sent_is_snowflakes(warehouse: SnowflakeWarehouse) -> None:
     # A bare name is what Snowflake folds it to; aliases stay quoted where they are named.
     assert 'FROM "FINANCE"."PAYMENTS"' in counts
     assert 'AS "__dy_table"' in counts
-    assert all('AS __dy_table' not in line for line in sent)
+    assert all("AS __dy_table" not in line for line in sent)
 
 
 def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
@@ -163,7 +165,7 @@ def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
         """Loaded by another tool; the run only marks the partition."""
 
     checks = dd.schema_checks(
-        Payments, asset="payments", partitions_def=DAYS, source=_source(partition_expr="paid_at")
+        Payments, asset="payments", partitions_def=DAYS, source=_source(partition_expr='"paid_at"')
     )
     result = dg.materialize(
         [payments, checks],
@@ -172,6 +174,7 @@ def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
         raise_on_error=False,
     )
 
+    # partition_expr is Snowflake SQL: the quoted name of the lower-case column.
     # Berlin's 2024-01-02 holds the three payments at 00:30 wall-clock time, not 23:30.
     outcomes = _outcomes(result)
     assert {rows for _, rows, _ in outcomes.values()} == {3}

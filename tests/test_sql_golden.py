@@ -1,0 +1,138 @@
+"""The exact SQL the backend sends to BigQuery and Snowflake, held in golden files.
+
+No BigQuery server runs in tests, so its SQL is compile-checked: for a schema with every rule
+kind, a custom rule and a primary key, over a daily partition in a non-UTC zone, the count
+query and the sample queries must equal `tests/golden/<dialect>/*.sql` and parse back with
+sqlglot's dialect. Snowflake's are kept too, beside its fakesnow runs, so a change of its SQL
+shows in review. After a deliberate change of the SQL, regenerate them and read the diff:
+
+    DD_REGENERATE_GOLDEN=1 .venv/bin/pytest tests/test_sql_golden.py -n 0
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+from pathlib import Path
+from zoneinfo import ZoneInfo
+
+import dataframely as dy
+import polars as pl
+import pytest
+import sqlglot
+from sqlglot import exp
+
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
+from dagster_dataframely.sources._partitions import Partition
+from dagster_dataframely.sources._sql_query import relation
+
+GOLDEN = Path(__file__).parent / "golden"
+REGENERATE = os.environ.get("DD_REGENERATE_GOLDEN") == "1"
+DIALECTS = ("bigquery", "snowflake")
+
+
+class Orders(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    amount = dy.Float64(nullable=True, min=0, max_exclusive=10_000.0)
+    discount = dy.Float64(nullable=True, min_exclusive=0.0, max=1.0, allow_nan=True)
+    currency = dy.String(min_length=3, max_length=3, regex=r"^[A-Z]{3}$")
+    status = dy.String(nullable=True, check={"known": lambda c: c.is_in(["open", "paid"])})
+    quantity = dy.Int64(nullable=True, is_in=[1, 2, 3])
+    ordered_on = dy.Date(nullable=True, min=dt.date(2020, 1, 1))
+    ordered_at = dy.Datetime(nullable=True, max=dt.datetime(2030, 1, 1, 12, 30))
+
+    @dy.rule()
+    def paid_orders_have_an_amount(cls) -> pl.Expr:
+        """A paid order carries an amount."""
+        return (pl.col("status") != "paid") | pl.col("amount").is_not_null()
+
+    @dy.rule()
+    def bulk_orders_are_discounted(cls) -> pl.Expr:
+        """Three items or more get a discount."""
+        return (pl.col("quantity") < 3) | pl.col("discount").is_not_null()
+
+
+DTYPES = {name: column.dtype for name, column in Orders.columns().items()}
+BERLIN = ZoneInfo("Europe/Berlin")
+#: Berlin's 2024-03-31, the day clocks go forward: 23 hours.
+DAY = Partition(
+    keys=("2024-03-31",),
+    window=(dt.datetime(2024, 3, 31, tzinfo=BERLIN), dt.datetime(2024, 4, 1, tzinfo=BERLIN)),
+)
+
+
+def _queries(dialect: str) -> dict[str, str]:
+    """Name -> the SQL text the backend sends, for `Orders` in the day's partition of
+    `shop.orders` (a naive `ordered_at` column)."""
+    catalogue = rules(Orders)
+    rows = relation(
+        lambda _: {"value": pl.Datetime("us")}, "shop.orders", dialect, DAY, "ordered_at"
+    )
+    table = SQLTable.of(rows, dialect=dialect, run=lambda _: pl.DataFrame())
+    compiled = compile_rules(Orders, catalogue, pl.Schema(DTYPES), table.dialect)
+    pushed = [rule for rule in catalogue if rule.name in compiled]
+    by_name = {rule.name: rule for rule in pushed}
+    shown = ["order_id", "amount"]
+    return {
+        "counts": table.sql(table.counts(pushed, compiled)),
+        "sample_amount_max_exclusive": table.sql(
+            table.sample(
+                by_name["amount|max_exclusive"], compiled["amount|max_exclusive"], shown, 5
+            )
+        ),
+        "sample_primary_key": table.sql(
+            table.sample(by_name["primary_key"], compiled["primary_key"], shown, 5)
+        ),
+        "sample_custom_rule": table.sql(
+            table.sample(
+                by_name["paid_orders_have_an_amount"],
+                compiled["paid_orders_have_an_amount"],
+                ["order_id", "status", "amount"],
+                5,
+            )
+        ),
+    }
+
+
+CASES = [(dialect, name) for dialect in DIALECTS for name in _queries(dialect)]
+
+
+@pytest.mark.parametrize(("dialect", "name"), CASES)
+def test_the_sql_sent_is_the_golden_files(dialect: str, name: str) -> None:
+    sql = _queries(dialect)[name]
+    path = GOLDEN / dialect / f"{name}.sql"
+    if REGENERATE:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(sql + "\n")
+    assert path.read_text() == sql + "\n", f"regenerate with DD_REGENERATE_GOLDEN=1: {path}"
+
+
+@pytest.mark.parametrize("dialect", DIALECTS)
+def test_each_golden_file_parses_as_its_dialect(dialect: str) -> None:
+    files = sorted((GOLDEN / dialect).glob("*.sql"))
+    assert {path.stem for path in files} == set(_queries(dialect))
+    for path in files:
+        parsed = sqlglot.parse_one(path.read_text(), read=dialect)
+        assert isinstance(parsed, exp.Select), path
+        assert not list(parsed.find_all(exp.Filter)), f"{path}: no FILTER clause in {dialect}"
+
+
+def test_the_golden_sql_says_what_each_dialect_needs() -> None:
+    bigquery, snowflake = (_queries(dialect)["counts"] for dialect in DIALECTS)
+    # NaN compares false in BigQuery: a float bound says where polars puts it (above all).
+    assert "NOT IS_NAN(`amount`) AND `amount` < CAST(10000.0 AS FLOAT64)" in bigquery
+    assert "IS_NAN(`discount`) OR `discount` > CAST(0.0 AS FLOAT64)" in bigquery
+    assert "BYTE_LENGTH(`currency`) <= 3" in bigquery
+    assert "REGEXP_CONTAINS(`currency`, '^[A-Z]{3}$')" in bigquery
+    # The partition (partition_expr is the user's SQL, as written): Berlin's wall clock as
+    # a naive DATETIME; 2024-03-31 is 23 hours long.
+    assert (
+        "(ordered_at) >= CAST('2024-03-31 00:00:00' AS DATETIME) AND "
+        "(ordered_at) < CAST('2024-04-01 00:00:00' AS DATETIME)"
+    ) in bigquery
+    # Snowflake: NaN is above every number there too; bytes by OCTET_LENGTH; no regex.
+    assert '"amount" < CAST(10000.0 AS DOUBLE)' in snowflake and "IS_NAN" not in snowflake
+    assert 'OCTET_LENGTH("currency") <= 3' in snowflake and "REGEXP" not in snowflake
+    assert "CAST('2024-03-31 00:00:00' AS TIMESTAMPNTZ)" in snowflake
+    assert 'FROM "SHOP"."ORDERS"' in snowflake

@@ -6,6 +6,8 @@ from __future__ import annotations
 import pickle
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
+from importlib.metadata import version
+from importlib.util import find_spec
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +19,15 @@ from dagster.components.testing import DefsFolderSandbox, create_defs_folder_san
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
 from postgres import postgres  # noqa: F401  (one server for the session, shared here)
+
+# Every fakesnow release pins sqlglot exactly and none takes 26.0, the floor the oldest set
+# (constraints/py310-oldest.txt) holds, so the `fakesnow` dependency group is not in it: there
+# Snowflake's SQL is checked by its golden files (test_sql_golden.py) but not executed.
+# Anywhere else a missing fakesnow fails the import, as it should.
+_SQLGLOT = tuple(int(part) for part in version("sqlglot").split(".")[:2])
+collect_ignore = (
+    ["test_sql_snowflake.py"] if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
+)
 
 # ------------------------------- test distribution (xdist) -------------------------------- #
 

@@ -121,7 +121,7 @@ def _polars_counts() -> dict[str, int]:
 def test_a_snowflake_table_is_checked_in_snowflake_with_dataframelys_counts(
     warehouse: SnowflakeWarehouse,
 ) -> None:
-    instance, result = run_payments_checks(Payments, _source(), {"warehouse": warehouse})
+    _, result = run_payments_checks(Payments, _source(), {"warehouse": warehouse})
 
     assert evaluations(result)["dy_schema__columns"].passed  # INT is NUMBER(38, 0): Int64
     outcomes = _outcomes(result)

@@ -92,7 +92,7 @@ def relation(
     probe = probe.from_(_table(table, dialect)).limit(0)
     dtype = dtypes(probe.sql(dialect=dialect))["value"]
     zoned = isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
-    start, end = (_bound(bound, zoned=zoned) for bound in partition.window)
+    start, end = (_bound(bound, dialect, zoned=zoned) for bound in partition.window)
     return select.where(
         exp.and_(
             exp.GTE(this=exp.paren(expr.copy()), expression=start),
@@ -101,13 +101,13 @@ def relation(
     )
 
 
-def _bound(bound: datetime, *, zoned: bool) -> exp.Expr:
+def _bound(bound: datetime, dialect: str, *, zoned: bool) -> exp.Expr:
     """A partition bound as a literal: the instant for a zoned column, else the wall clock in
     the partition's zone (what a naive column holds for it)."""
     if zoned and bound.tzinfo is not None:
         return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
     naive = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(naive), wall_clock())
+    return exp.cast(exp.Literal.string(naive), wall_clock(dialect))
 
 
 def projected(

@@ -93,7 +93,7 @@ class _Reader:
             if kind == "Int":
                 return exp.Literal.number(int(value)), None
             if kind == "Float" and isinstance(value, float):
-                return literal(value, pl.Float64()) or _refuse(value), None
+                return literal(value, pl.Float64(), self.dialect.name) or _refuse(value), None
             raise Untranslatable(kind)
         ((kind, value),) = body["Scalar"].items()
         if kind == "String":
@@ -157,7 +157,7 @@ class _Reader:
             values = _listed(listed)
             if dtype is None or not values:
                 raise Untranslatable("is_in")
-            items = [literal(v, dtype) for v in values]
+            items = [literal(v, dtype, self.dialect.name) for v in values]
             if any(item is None for item in items):
                 raise Untranslatable("is_in")
             return exp.In(this=sql, expressions=items), pl.Boolean()

@@ -11,8 +11,8 @@ import polars as pl
 from sqlglot import exp
 
 
-def sql_type(dtype: pl.DataType) -> exp.DataType | None:
-    """The SQL type of a polars `dtype` that literals are cast to, or None."""
+def sql_type(dtype: pl.DataType, dialect: str) -> exp.DataType | None:
+    """The SQL type of a polars `dtype` that literals are cast to in `dialect`, or None."""
     if dtype == pl.Float32:
         return exp.DataType.build("FLOAT")
     if dtype == pl.Float64:
@@ -20,17 +20,20 @@ def sql_type(dtype: pl.DataType) -> exp.DataType | None:
     if dtype == pl.Date:
         return exp.DataType.build("DATE")
     if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
-        return wall_clock()
+        return wall_clock(dialect)
     return None
 
 
-def wall_clock() -> exp.DataType:
+def wall_clock(dialect: str) -> exp.DataType:
     """A timestamp without time zone: `TIMESTAMP_NTZ` in Snowflake, whose bare `TIMESTAMP`
-    follows the account's TIMESTAMP_TYPE_MAPPING; `TIMESTAMP` or `DATETIME` elsewhere."""
-    return exp.DataType(this=exp.DataType.Type.TIMESTAMPNTZ)
+    follows the account's TIMESTAMP_TYPE_MAPPING; `TIMESTAMP` (BigQuery's `DATETIME`)
+    elsewhere."""
+    if dialect == "snowflake":
+        return exp.DataType.build("TIMESTAMP_NTZ", dialect="snowflake")
+    return exp.DataType.build("TIMESTAMP")
 
 
-def literal(value: Any, dtype: pl.DataType) -> exp.Expr | None:
+def literal(value: Any, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
     """`value` as a literal comparable with a column of `dtype` exactly as polars compares
     them, or None where the comparison would not be exact (an int column against a float, a
     zoned datetime, a decimal)."""
@@ -40,25 +43,29 @@ def literal(value: Any, dtype: pl.DataType) -> exp.Expr | None:
         if dtype.is_integer():
             return exp.Literal.number(value)
         if dtype.is_float():
-            return _cast(exp.Literal.number(value), dtype)
+            return _cast(exp.Literal.number(value), dtype, dialect)
         return None
     if isinstance(value, float):
         if not dtype.is_float():
             return None
         if math.isfinite(value):
-            return _cast(exp.Literal.number(repr(value)), dtype)
-        return _cast(exp.Literal.string(str(value)), dtype)  # 'inf', '-inf', 'nan'
+            return _cast(exp.Literal.number(repr(value)), dtype, dialect)
+        return _cast(exp.Literal.string(str(value)), dtype, dialect)  # 'inf', '-inf', 'nan'
     if isinstance(value, str):
         return exp.Literal.string(value) if dtype == pl.String else None
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None or not isinstance(dtype, pl.Datetime) or dtype.time_zone:
             return None
-        return _cast(exp.Literal.string(value.isoformat(sep=" ")), dtype)
+        return _cast(exp.Literal.string(value.isoformat(sep=" ")), dtype, dialect)
     if isinstance(value, dt.date):
-        return _cast(exp.Literal.string(value.isoformat()), dtype) if dtype == pl.Date else None
+        return (
+            _cast(exp.Literal.string(value.isoformat()), dtype, dialect)
+            if dtype == pl.Date
+            else None
+        )
     return None
 
 
-def _cast(value: exp.Expr, dtype: pl.DataType) -> exp.Expr | None:
-    target = sql_type(dtype)
+def _cast(value: exp.Expr, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
+    target = sql_type(dtype, dialect)
     return None if target is None else exp.cast(value, target)

@@ -44,7 +44,7 @@ def predicate(
     if suffix == "nullability":
         return exp.Not(this=exp.Is(this=value, expression=exp.Null()))
     if suffix in _BOUNDS:
-        bound = literal(getattr(settings, suffix), dtype)
+        bound = literal(getattr(settings, suffix), dtype, dialect.name)
         if bound is None:
             return None
         compared = _BOUNDS[suffix](this=value, expression=bound)
@@ -71,14 +71,16 @@ def predicate(
     if suffix == "regex" and dtype == pl.String:
         return dialect.contains(value, settings.regex)  # type: ignore[attr-defined]
     if suffix == "is_in":
-        return _is_in(value, list(settings.is_in), dtype)  # type: ignore[attr-defined]
+        return _is_in(value, list(settings.is_in), dtype, dialect.name)  # type: ignore[attr-defined]
     return None
 
 
-def _is_in(value: exp.Expr, values: list[object], dtype: pl.DataType) -> exp.Expr | None:
+def _is_in(
+    value: exp.Expr, values: list[object], dtype: pl.DataType, dialect: str
+) -> exp.Expr | None:
     if not values or not (dtype == pl.String or dtype.is_integer()):
         return None  # an Enum or Categorical compares by category, an empty list has no SQL
-    items = [literal(item, dtype) for item in values]
+    items = [literal(item, dtype, dialect) for item in values]
     if any(item is None for item in items):
         return None
     return exp.In(this=value, expressions=items)

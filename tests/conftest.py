@@ -25,9 +25,8 @@ from postgres import postgres  # noqa: F401  (one server for the session, shared
 # Snowflake's SQL is checked by its golden files (test_sql_golden.py) but not executed.
 # Anywhere else a missing fakesnow fails the import, as it should.
 _SQLGLOT = tuple(int(part) for part in version("sqlglot").split(".")[:2])
-collect_ignore = (
-    ["test_sql_snowflake.py"] if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
-)
+_SNOWFLAKE_RUNS = ["test_sql_snowflake.py", "test_sql_snowflake_parity.py"]
+collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 
 # ------------------------------- test distribution (xdist) -------------------------------- #
 

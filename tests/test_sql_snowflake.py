@@ -155,6 +155,24 @@ def test_the_sql_sent_is_snowflakes(warehouse: SnowflakeWarehouse) -> None:
     assert all("AS __dy_table" not in line for line in sent)
 
 
+def test_a_missing_table_fails_the_step_naming_the_table_and_the_fix(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    _, result = run_payments_checks(
+        Payments, _source(table="finance.refunds"), {"warehouse": warehouse}
+    )
+
+    assert not result.success
+    assert not [name for name in evaluations(result) if name.startswith("dy_rule__")]
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    while error is not None and error.cls_name != "SourceReadError":
+        error = error.cause
+    assert error is not None, failure.step_failure_data.error
+    assert "Could not check asset payments in snowflake table 'finance.refunds'" in error.message
+    assert "REFUNDS" in error.message and "may not read as missing" in error.message
+
+
 def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
     warehouse: SnowflakeWarehouse,
 ) -> None:

@@ -35,7 +35,7 @@ _FIXES = {
     "42P01": "Check the table's name (table=, or the asset's dagster/table_name metadata) "
     "and that it exists in the database and schema the resource connects to.",
     "42S02": "Check the table's name (table=, or the asset's dagster/table_name metadata; a "
-    "bare name is read in upper case, write \"name\" for a quoted one) and that the "
+    'bare name is read in upper case, write "name" for a quoted one) and that the '
     "resource's role may read it: Snowflake reports a table it may not read as missing.",
     "42501": "Grant the resource's database role SELECT on the table "
     "(GRANT SELECT ON <table> TO <role>).",

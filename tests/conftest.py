@@ -20,10 +20,11 @@ from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
 from postgres import postgres  # noqa: F401  (one server for the session, shared here)
 
-# Every fakesnow release pins sqlglot exactly and none takes 26.0, the floor the oldest set
-# (constraints/py310-oldest.txt) holds, so the `fakesnow` dependency group is not in it: there
-# Snowflake's SQL is checked by its golden files (test_sql_golden.py) but not executed.
-# Anywhere else a missing fakesnow fails the import, as it should.
+# The oldest set (constraints/py310-oldest.txt) has no fakesnow: every fakesnow release pins
+# sqlglot exactly, dagster-dbt 0.29.18 (beside the dagster floor) caps sqlglot below 28.1, and
+# the fakesnow releases below that need a DuckDB older than the 1.5 the DuckDB source reads
+# with. There Snowflake's SQL is checked by its golden files (test_sql_golden.py), not run;
+# anywhere else a missing fakesnow fails the import, as it should.
 _SQLGLOT = tuple(int(part) for part in version("sqlglot").split(".")[:2])
 _SNOWFLAKE_RUNS = ["test_sql_snowflake.py", "test_sql_snowflake_parity.py"]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []

@@ -17,10 +17,14 @@ import polars as pl
 import pytest
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
+from sqlglot import exp
 from support import evaluations, logs, step_error
-from test_read_dtypes import BOUNDARIES
+from test_read_dtypes import BOUNDARIES, Boundaries, _boundary_frame
 
 import dagster_dataframely as dd
+from dagster_dataframely._checks.results import schema_results
+from dagster_dataframely._engine.settings import CheckSettings
+from dagster_dataframely._engine.sql.backend import SQLTable
 from dagster_dataframely.errors import ColumnSchemaError
 
 COLUMNS = "dy_schema__columns"
@@ -240,6 +244,57 @@ def test_a_value_just_past_a_casts_limit_fails_in_duckdb_counted_and_shown_as_in
     assert error == ColumnSchemaError.__name__
     assert message == step_error(streamed)[1]
     assert "float_decimal: 6 value(s) read as Float64 are not Decimal(8, 2)" in message
+
+
+def _columns_result(frame: pl.DataFrame, pushdown: SQLTable | None) -> dg.AssetCheckResult:
+    """The column-schema result of `Boundaries` on `frame`, cast on read."""
+    outcome = schema_results(
+        Boundaries,
+        frame.lazy(),
+        dg.AssetKey("boundaries"),
+        CheckSettings(max_failure_samples=10),
+        read_dtypes="cast",
+        pushdown=pushdown,
+    )
+    try:
+        return next(r for r in outcome if r.check_name == COLUMNS)
+    finally:
+        outcome.close()
+
+
+@pytest.mark.parametrize("outside", [False, True], ids=["at the limits", "past them"])
+def test_each_cast_kind_is_made_in_duckdb_as_polars_makes_it_an_enum_of_an_enum_too(
+    outside: bool,
+) -> None:
+    """The SQL backend under the same rows in polars' dtypes and in DuckDB's: a DuckDB table
+    hands no `Enum` over (an `ENUM` reads as a `Categorical`), the engine takes one."""
+    frame = _boundary_frame(outside=outside)
+    connection = duckdb.connect()
+    connection.register("frame", frame.to_arrow())
+    connection.execute("CREATE TABLE boundaries AS SELECT * FROM frame")
+    for column in ("categorical_enum", "enum_enum"):
+        connection.execute(f"ALTER TABLE boundaries ALTER {column} TYPE ENUM('a', 'b', 'c')")
+    table = SQLTable.of(
+        exp.select(exp.Star()).from_("boundaries"),
+        dialect="duckdb",
+        run=lambda sql: pl.DataFrame(pl.from_arrow(connection.sql(sql).to_arrow_table())),
+    )
+
+    pushed, polars = _columns_result(frame, table), _columns_result(frame, None)
+
+    casts = pushed.metadata["dy_casts"].value.records  # type: ignore[attr-defined]
+    assert {row.data["column"]: row.data["engine"] for row in casts} == dict.fromkeys(
+        BOUNDARIES, "duckdb"
+    )
+    assert {row.data["column"]: row.data["failed"] for row in casts} == {
+        name: len(past) if outside else 0 for name, (_, _, _, past) in BOUNDARIES.items()
+    }
+    assert pushed.passed is polars.passed is not outside
+    if outside:
+        shown = [result.metadata["dy_failed_sample"].value.records for result in (pushed, polars)]  # type: ignore[attr-defined]
+        assert {tuple(row.data.items()) for row in shown[0]} == {
+            tuple(row.data.items()) for row in shown[1]
+        }
 
 
 # --------------------------------------- PostgreSQL --------------------------------------- #

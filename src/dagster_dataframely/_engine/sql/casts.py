@@ -27,7 +27,9 @@ from .literals import literal, sql_type
 
 _TABLE = "__dy_read"
 #: Significant digits a float of the width reads back unchanged through decimal text (DBL_DIG,
-#: FLT_DIG): within them every database converts a float to a `Decimal` as polars does.
+#: FLT_DIG). Within them DuckDB and PostgreSQL round a float to a `Decimal` as polars does
+#: (`tests/test_read_dtypes_parity.py`); past them DuckDB's multiplication by a power of ten
+#: and PostgreSQL's 15-digit text of a float disagree with polars' exact value.
 _FLOAT_DIGITS: dict[type[pl.DataType], int] = {pl.Float64: 15, pl.Float32: 6}
 _EPOCH = dt.datetime(1970, 1, 1)
 _PER_SECOND = {"ms": 1_000, "us": 1_000_000, "ns": 1_000_000_000}

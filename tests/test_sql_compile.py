@@ -11,9 +11,12 @@ import pytest
 import sqlglot
 from sqlglot import exp
 from test_pushdown_parity import SCHEMA, Everything
+from test_read_dtypes import BOUNDARIES, Boundaries
 
 from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.read_dtypes import Casts
 from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
+from dagster_dataframely._engine.sql.casts import cast_relation, compile_casts
 from dagster_dataframely._engine.sql.dialects import DIALECTS, portable_regex
 from dagster_dataframely._engine.sql.expressions import translate
 from dagster_dataframely.sources._sql_query import polars_dtype, relation
@@ -51,6 +54,43 @@ def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> No
     parsed = sqlglot.parse_one(sql, read=dialect)
     assert isinstance(parsed, exp.Select)
     assert len(parsed.expressions) == len(pushed) + 1  # the row count, then one per rule
+
+
+#: Per dialect, the casts of `read_dtypes="cast"` left to polars; the docs page lists the same.
+CAST_FALLBACKS = {
+    "duckdb": set(),
+    "postgres": {"finer_unit", "coarser_unit"},  # no nanoseconds
+    # Float-to-NUMBER rounding and timestamp types not known to be polars'.
+    "snowflake": {
+        "float_decimal",
+        "float32_decimal",
+        "datetime_date",
+        "finer_unit",
+        "coarser_unit",
+    },
+    "bigquery": {"float_decimal", "float32_decimal", "datetime_date", "finer_unit", "coarser_unit"},
+}
+
+
+@pytest.mark.parametrize("dialect", sorted(DIALECTS))
+def test_each_dialect_casts_all_but_its_listed_fallbacks_in_one_query_it_parses_back(
+    dialect: str,
+) -> None:
+    read = pl.Schema({"row": pl.Int64, **{name: r for name, (r, _, _, _) in BOUNDARIES.items()}})
+    casts = Casts.plan(Boundaries, read, "cast")
+    in_sql = compile_casts(casts.casts, DIALECTS[dialect])
+    assert set(BOUNDARIES) - set(in_sql) == CAST_FALLBACKS[dialect]
+
+    dtypes = casts.frame(pl.LazyFrame(schema=read), list(read)).collect_schema()
+    relation = cast_relation(exp.select(exp.Star()).from_("t"), dtypes, casts.casts, in_sql)
+    table = SQLTable.of(relation, dialect=dialect, run=print)
+    pushed = {c.rule.name: in_sql[c.column].unchanged() for c in casts.casts if c.column in in_sql}
+    rules = [cast.rule for cast in casts.casts if cast.rule.name in pushed]
+
+    parsed = sqlglot.parse_one(table.sql(table.counts(rules, pushed)), read=dialect)
+
+    assert isinstance(parsed, exp.Select)
+    assert len(parsed.expressions) == len(rules) + 1  # the row count, then one per cast
 
 
 def test_dialect_forms_of_nan_byte_length_and_regex() -> None:

@@ -109,18 +109,21 @@ def evaluate_schema(
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
     rows identified by the primary key and sampled as `settings` say; with `casts`, on the
-    cast columns, each cast's failures counted in the same pass. With `pushdown` and no
-    casts, in the database (rules without an exact SQL form on `frame`, by polars)."""
-    if pushdown is not None and not casts.casts:
+    cast columns, each cast's failures counted in the same pass. With `pushdown`, in the
+    database, casts included (rules and casts without an exact SQL form on `frame`, by
+    polars)."""
+    cast = casts.frame(frame, schema.column_names())
+    if pushdown is not None:
         return pushdown.evaluate(
             schema,
-            frame.select(schema.column_names()),
-            catalogue,
+            cast,
+            [*catalogue, *casts.rules],
             max_failure_samples=settings.max_failure_samples,
             identify=schema.primary_key(),
+            casts=casts.casts,
         )
     return evaluate(
-        casts.frame(frame, schema.column_names()),
+        cast,
         [*catalogue, *casts.rules],
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),

@@ -121,6 +121,8 @@ def python_values(series: pl.Series) -> list[Any]:
     if not isinstance(dtype, (pl.Date, pl.Datetime)):
         return series.to_list()
     unit = dtype.time_unit if isinstance(dtype, pl.Datetime) else "d"
+    if unit == "ns":
+        return series.to_list()  # 64 bits of nanoseconds span only the years 1677 to 2262
     physical = series.to_physical()
     outside = (physical < _physical(datetime.min, unit)) | (
         physical > _physical(datetime.max, unit)

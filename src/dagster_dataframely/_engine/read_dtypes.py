@@ -15,7 +15,9 @@ A value is cast when it reads back unchanged (cast to the declared dtype and bac
 read one): a category outside the `Enum`, a time after midnight, an integer out of range, a
 fraction finer than the scale does not, and instead of becoming `null` it fails the
 column-schema check. That test is one more rule for the evaluator, so it is counted in the
-same streaming pass as the schema's own rules. Any other drift fails as before.
+same streaming pass as the schema's own rules, or, under pushdown, in the same query (the
+casts with an exact SQL form, `sql.casts`, are made in the database). Any other drift fails
+as before.
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ import polars as pl
 from ..errors import ColumnSchemaError
 from .catalogue import Rule
 from .display import MAX_CELL, cell, dtype_name, shorten, table
-from .evaluate import Evaluation
+from .evaluate import POLARS, Evaluation
 from .naming import COLUMN_SCHEMA_CHECK
 
 ReadDtypes = Literal["strict", "cast"]
@@ -174,13 +176,18 @@ class Casts:
         """The column-schema result after the casts: it names each cast and how many values
         did not convert; with any such value it fails, and the error says which."""
         failed = {cast.column: evaluation.failed[cast.rule.name] for cast in self.casts}
+        engines = {c.column: evaluation.engines.get(c.rule.name, POLARS) for c in self.casts}
         casts = pl.DataFrame(
-            [(c.column, str(c.read), str(c.declared), failed[c.column]) for c in self.casts],
+            [
+                (c.column, str(c.read), str(c.declared), failed[c.column], engines[c.column])
+                for c in self.casts
+            ],
             schema={
                 "column": pl.String,
                 "read": pl.String,
                 "cast to": pl.String,
                 "failed": pl.Int64,
+                "engine": pl.String,
             },
             orient="row",
         )
@@ -188,6 +195,7 @@ class Casts:
             "dy_mismatched_columns": 0,
             "dy_cast_columns": len(self.casts),
             "dy_casts": table(casts.head(_LISTED)),
+            "dy_engine": ", ".join(sorted(set(engines.values()))),
         }
         listed = ", ".join(
             f"{_name(c.column)} ({dtype_name(c.read)} -> {dtype_name(c.declared)})"

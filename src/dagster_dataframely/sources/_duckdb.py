@@ -38,9 +38,9 @@ class DuckDBTableSource(Source):
 
     `table` defaults to the asset's `dagster/table_name` metadata (dagster-dbt sets it), else
     the asset key's parts joined by dots. `partition_expr` is the column (or SQL expression)
-    that selects the run's partition. With `pushdown` (the default) the rules run in DuckDB
-    as SQL, and only the rules without an exact SQL form (and `read_dtypes="cast"`) read
-    rows out; `pushdown=False` streams the table into polars for every rule.
+    that selects the run's partition. With `pushdown` (the default) the rules, and the casts
+    of `read_dtypes="cast"`, run in DuckDB as SQL, and only those without an exact SQL form
+    read rows out; `pushdown=False` streams the table into polars for every rule.
     """
 
     resource_key: str = "duckdb"

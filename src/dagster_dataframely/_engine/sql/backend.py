@@ -1,13 +1,14 @@
 """The SQL backend: a table's rules counted by one aggregate query, failures sampled by
 bounded `LIMIT` queries, every rule without an exact SQL form evaluated by the polars
-evaluator over only the columns it reads. It returns the polars backend's `Evaluation`, with
-`engines` saying where each rule ran.
+evaluator over only the columns it reads. With `read_dtypes="cast"`, the casts with an exact
+SQL form are made in the query (`casts`), and the rules read the cast columns. It returns the
+polars backend's `Evaluation`, with `engines` saying where each rule ran.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Collection, Mapping, Sequence
+from dataclasses import dataclass, replace
 
 import dataframely as dy
 import polars as pl
@@ -15,6 +16,8 @@ from sqlglot import exp
 
 from ..catalogue import Rule
 from ..evaluate import POLARS, Evaluation, _explaining, evaluate
+from ..read_dtypes import Cast
+from .casts import cast_relation, compile_casts
 from .dialects import DIALECTS, Dialect
 from .rules import groupable, predicate
 
@@ -50,11 +53,35 @@ class SQLTable:
         *,
         max_failure_samples: int,
         identify: Sequence[str] = (),
+        casts: Sequence[Cast] = (),
     ) -> Evaluation:
         """`rules` of `schema` evaluated on this table; `lf` reads the same rows (projected
-        into SQL) for the rules that fall back to polars."""
+        into SQL) for the rules that fall back to polars. With `casts`, `lf` is the polars
+        cast frame (`Casts.frame`) and `rules` hold the casts' rules: each cast with an exact
+        SQL form is made in the database; the others, and the rules that read their columns,
+        fall back."""
         dtypes = lf.collect_schema()
-        compiled = compile_rules(schema, rules, dtypes, self.dialect)
+        in_sql = compile_casts(casts, self.dialect)
+        compiled = compile_rules(
+            schema, rules, dtypes, self.dialect, skip={c.column for c in casts} - set(in_sql)
+        )
+        compiled |= {c.rule.name: in_sql[c.column].unchanged() for c in casts if c.column in in_sql}
+        table = (
+            replace(self, relation=cast_relation(self.relation, dtypes, casts, in_sql))
+            if casts
+            else self
+        )
+        return table._evaluate(lf, rules, compiled, max_failure_samples, identify)
+
+    def _evaluate(
+        self,
+        lf: pl.LazyFrame,
+        rules: Sequence[Rule],
+        compiled: Mapping[str, exp.Expr],
+        max_failure_samples: int,
+        identify: Sequence[str],
+    ) -> Evaluation:
+        dtypes = lf.collect_schema()
         pushed = [rule for rule in rules if rule.name in compiled]
         counts = self.run(self.sql(self.counts(pushed, compiled))).row(0)
         row_count = int(counts[0])
@@ -167,12 +194,19 @@ def compile_rules(
     rules: Sequence[Rule],
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
+    *,
+    skip: Collection[str] = (),
 ) -> dict[str, exp.Expr]:
     """Rule name -> its SQL condition, for every rule of `rules` with an exact SQL form in
     `dialect`: a row predicate, or for a `unique`/primary-key rule `TRUE` (counted by
-    grouping). The other rules are absent: they fall back to polars."""
+    grouping). The other rules are absent: they fall back to polars, as does every rule
+    that reads a column of `skip` (one the database does not hold as polars does)."""
     compiled: dict[str, exp.Expr] = {}
     for rule in rules:
+        if skip:
+            read = _reads(rule)
+            if read is None or any(name in skip for name in read):
+                continue
         if rule.distinct_over is not None:
             if groupable(rule, dtypes):
                 compiled[rule.name] = exp.true()
@@ -188,9 +222,17 @@ def _projected(lf: pl.LazyFrame, rules: Sequence[Rule], identify: Sequence[str])
     or all of it when a rule's columns cannot be read off its expression."""
     wanted: list[str] = [*identify]
     for rule in rules:
-        try:
-            wanted += rule.expr.meta.root_names()
-        except pl.exceptions.PolarsError:
+        read = _reads(rule)
+        if read is None:
             return lf
-        wanted += [*(rule.distinct_over or ()), *([rule.column] if rule.column else [])]
+        wanted += read
     return lf.select(list(dict.fromkeys(wanted)))
+
+
+def _reads(rule: Rule) -> list[str] | None:
+    """The columns `rule` reads; None when they cannot be read off its expression."""
+    try:
+        read = rule.expr.meta.root_names()
+    except pl.exceptions.PolarsError:
+        return None
+    return [*read, *(rule.distinct_over or ()), *([rule.column] if rule.column else [])]

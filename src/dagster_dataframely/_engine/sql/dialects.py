@@ -43,6 +43,20 @@ class Dialect:
     nan_is_largest: ClassVar[bool] = True
     #: String `<`, `>` compare bytes, as in polars (no collation).
     binary_string_order: ClassVar[bool] = True
+    #: A float cast to a `DECIMAL` rounds to its scale as polars' cast does, within the
+    #: digits the float holds (`read_dtypes="cast"`).
+    float_to_decimal: ClassVar[bool] = True
+    #: The wall-clock timestamp type of each polars time unit the database has.
+    timestamp_types: ClassVar[dict[str, str]] = {
+        "ms": "TIMESTAMP_MS",
+        "us": "TIMESTAMP",
+        "ns": "TIMESTAMP_NS",
+    }
+
+    def naive_timestamp(self, unit: str) -> exp.DataType | None:
+        """The type of a timestamp without zone in `unit`, None where the database has none."""
+        name = self.timestamp_types.get(unit)
+        return None if name is None else exp.DataType.build(name, dialect=self.name)
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         """The UTF-8 length in bytes of a string, as `str.len_bytes()`; None if inexpressible."""
@@ -66,6 +80,7 @@ class PostgresDialect(Dialect):
     name = "postgres"
     #: Text order follows the database's collation, not bytes.
     binary_string_order = False
+    timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP"}
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
@@ -83,6 +98,10 @@ class SnowflakeDialect(Dialect):
 
     name = "snowflake"
     binary_string_order = False
+    #: How its float-to-NUMBER cast rounds is not known to be polars' way: such casts stay
+    #: in polars, as do its timestamp unit changes.
+    float_to_decimal = False
+    timestamp_types: ClassVar[dict[str, str]] = {}
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
@@ -98,6 +117,8 @@ class BigQueryDialect(Dialect):
     name = "bigquery"
     #: NaN compares false with every value, itself included (IEEE 754).
     nan_is_largest = False
+    float_to_decimal = False
+    timestamp_types: ClassVar[dict[str, str]] = {}
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="BYTE_LENGTH", expressions=[value])

@@ -107,7 +107,7 @@ def _compile(cast: Cast, value: exp.Expr, dialect: Dialect) -> SQLCast | None:
                 high=exp.Literal.number(min(high, read_high)),
             )
             return SQLCast(cast, _when(within, value.copy()))
-        return _float_to_integer(cast, value, low, high)
+        return _float_to_integer(cast, value, low, high, dialect)
     if isinstance(declared, pl.Decimal):
         return _to_decimal(cast, value, dialect)
     if isinstance(declared, pl.Date) and isinstance(read, pl.Datetime):
@@ -122,10 +122,15 @@ def _compile(cast: Cast, value: exp.Expr, dialect: Dialect) -> SQLCast | None:
     return None
 
 
-def _float_to_integer(cast: Cast, value: exp.Expr, low: int, high: int) -> SQLCast | None:
+def _float_to_integer(
+    cast: Cast, value: exp.Expr, low: int, high: int, dialect: Dialect
+) -> SQLCast | None:
     """A float that is an integer in the declared range, as `BIGINT`; NaN and inf are
     neither. The bounds (0 or a power of two) are exact in the float's own type."""
-    bounds = literal(float(low), cast.read), literal(float(high + 1), cast.read)
+    bounds = (
+        literal(float(low), cast.read, dialect.name),
+        literal(float(high + 1), cast.read, dialect.name),
+    )
     if high >= 2**63 or bounds[0] is None or bounds[1] is None:
         return None  # a UInt64 past BIGINT, a float of no SQL type
     within = exp.and_(
@@ -155,7 +160,7 @@ def _to_decimal(cast: Cast, value: exp.Expr, dialect: Dialect) -> SQLCast | None
         )
         return SQLCast(cast, _when(fits, exp.cast(value.copy(), target)))
     digits = _FLOAT_DIGITS.get(type(cast.read))
-    back = sql_type(cast.read)
+    back = sql_type(cast.read, dialect.name)
     if not dialect.float_to_decimal or digits is None or precision > digits or back is None:
         return None
     wider = exp.DataType.build(f"DECIMAL({precision + 1}, {scale})")

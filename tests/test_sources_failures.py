@@ -143,3 +143,44 @@ def test_a_function_returning_no_table_is_told_what_to_return(returned: Any, nam
     assert f"function {qualname}, the source= of the checks of asset orders, {named}" in message
     assert "Make it return the table: a polars DataFrame or LazyFrame" in message
     assert "IO manager" not in message
+
+
+# ------------------------------------ an old DuckDB ------------------------------------ #
+
+
+@pytest.mark.parametrize("pushdown", [True, False], ids=["pushdown", "streamed"])
+def test_a_duckdb_older_than_the_source_reads_with_is_named_with_the_fix(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pushdown: bool
+) -> None:
+    # DuckDB 1.4 fails deep in the read ("This relation does not contain a column by the name
+    # of 'to_arrow_reader'"); one environment holds one DuckDB, so its version is what is faked.
+    import duckdb
+    from dagster_duckdb import DuckDBResource
+
+    database = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        frame = defective_orders().to_arrow()  # noqa: F841 (read by DuckDB by name)
+        connection.execute("CREATE TABLE orders AS SELECT * FROM frame")
+    monkeypatch.setattr(duckdb, "__version__", "1.4.5")
+
+    @dg.asset(name="orders")
+    def orders() -> None:
+        return None
+
+    checks = dd.schema_checks(
+        OrdersSchema, asset=orders, source=dd.sources.DuckDBTableSource(pushdown=pushdown)
+    )
+    result = dg.materialize(
+        [orders, checks],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+        raise_on_error=False,
+    )
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert (error.cause.cls_name, error.cause.message) == (
+        "InvalidSourceError",
+        "dagster_dataframely.errors.InvalidSourceError: DuckDBTableSource reads with DuckDB "
+        ">= 1.5, and this environment has duckdb 1.4.5: upgrade it "
+        "(pip install 'duckdb>=1.5,<2').\n",
+    )

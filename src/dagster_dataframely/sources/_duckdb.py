@@ -29,6 +29,8 @@ TABLE_NAME = "dagster/table_name"
 _BATCH_ROWS = 100_000
 #: Session settings of the source's own cursors (the resource's connection keeps its own).
 _CURSOR_SETTINGS = ("produce_arrow_string_view = true", "arrow_output_version = '1.4'")
+#: The first DuckDB with `to_arrow_reader` and these settings per session.
+_OLDEST_DUCKDB = (1, 5)
 
 
 @dataclass(frozen=True)
@@ -116,6 +118,7 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     through its own cursor. The cursors are closed here, on exit, not in the batch generator:
     a query that stops early (`head`) leaves its generator to be dropped on a polars thread,
     where closing a DuckDB result aborts the process."""
+    require_duckdb()
     cursors: list[Any] = []
     probe = connection.cursor()
     cursors.append(probe)
@@ -147,6 +150,19 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     finally:
         for opened in reversed(cursors):
             opened.close()
+
+
+def require_duckdb() -> None:
+    """Refuse a DuckDB older than the source reads with, before its own error misleads."""
+    import duckdb
+
+    found = duckdb.__version__
+    if tuple(int(part) for part in found.split(".")[:2]) < _OLDEST_DUCKDB:
+        oldest = ".".join(map(str, _OLDEST_DUCKDB))
+        raise InvalidSourceError(
+            f"DuckDBTableSource reads with DuckDB >= {oldest}, and this environment has duckdb "
+            f"{found}: upgrade it (pip install 'duckdb>={oldest},<2')."
+        )
 
 
 def _is_zoned(connection: Any, relation: str, expr: str) -> bool:

@@ -91,6 +91,13 @@ def _as_server_user() -> tuple[list[str], str | None]:
 @pytest.fixture(scope="session")
 def postgres() -> Iterator[PostgresServer]:
     """A PostgreSQL server for the whole session."""
+    with running_server() as server:
+        yield server
+
+
+@contextmanager
+def running_server() -> Iterator[PostgresServer]:
+    """A throwaway server, stopped and deleted on exit (benchmarks start one too)."""
     binaries = _binaries()
     prefix, user = _as_server_user()
     root = Path(tempfile.mkdtemp(prefix="dd-postgres-"))

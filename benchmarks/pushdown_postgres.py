@@ -1,0 +1,170 @@
+"""Benchmark: a PostgreSQL table's rules run in PostgreSQL (pushdown) vs read into polars.
+
+    .venv/bin/python benchmarks/pushdown_postgres.py [--rows 5_000_000] [--repeat 1]
+
+Starts a throwaway PostgreSQL server as the tests do (`tests/postgres.py`: Debian's binaries,
+127.0.0.1), loads the pushdown benchmark's orders (5 columns, 9 rules, no primary key), then
+measures, each in its own subprocess with the same imports:
+
+- pushdown: `SQLTableSource(dialect="postgres")`'s evaluation: one aggregate query and
+  bounded sample queries in PostgreSQL;
+- scan: the same source's rows fetched in batches (a server-side cursor) and every rule
+  evaluated by polars, as a rule without a SQL form is;
+- pull: the table read whole with psycopg, `pl.read_database`, then `Schema.filter`;
+- copy: the table read whole as `COPY ... TO STDOUT (FORMAT csv)`, `pl.read_csv`, then
+  `Schema.filter` (the fastest pull psycopg offers; no ADBC driver for PostgreSQL here).
+
+`cpu s` is the check process's CPU time, `server cpu s` the server's (its backends and
+parallel workers): pushdown's work is the server's.
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import os
+import sys
+from pathlib import Path
+
+from _measure import child_figures, dispatch, interleaved, load_average, measured
+from pushdown import schema
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
+
+METHODS = ("pushdown", "scan", "pull", "copy")
+_TICK = os.sysconf("SC_CLK_TCK")
+
+
+def generate(conninfo: str, rows: int) -> None:
+    import psycopg
+
+    with psycopg.connect(conninfo, autocommit=True) as connection:
+        connection.execute(
+            f"""
+            CREATE TABLE orders AS
+            SELECT
+                i::bigint AS order_id,
+                'user' || (i % 100000) || '@example.com' AS email,
+                (ARRAY['DE', 'FR', 'US', 'XX1'])[(i % 4) + 1] AS country,
+                ((i % 20000) - 10)::double precision AS amount,
+                ((i % 7) + 1)::integer AS quantity
+            FROM generate_series(0, {rows - 1}) AS t(i)
+            """
+        )
+        connection.execute("VACUUM ANALYZE orders")  # hint bits set: no scan writes pages
+
+
+def server_cpu(postmaster: int) -> float:
+    """CPU seconds of the server: the postmaster, its live children and the reaped ones."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that ended meanwhile
+        if int(entry.name) == postmaster or int(fields[1]) == postmaster:
+            ticks += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    return ticks / _TICK
+
+
+def measure(method: str, conninfo: str) -> dict[str, float]:
+    import dagster as dg
+    import polars as pl
+    import psycopg
+
+    from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.catalogue import rules
+    from dagster_dataframely._engine.settings import CheckSettings
+    from dagster_dataframely._engine.sql.backend import SQLTable
+    from dagster_dataframely.sources import SQLTableSource
+    from dagster_dataframely.sources._sql import _Database
+    from dagster_dataframely.sources._sql_query import relation
+
+    checked = schema()
+    catalogue = rules(checked)
+    settings = CheckSettings.resolve()
+    columns = {name: column.dtype for name, column in checked.columns().items()}
+    connection = psycopg.connect(conninfo)
+    backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+    postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+    server_before = server_cpu(postmaster)
+    with measured() as figures, connection:
+        if method in ("pull", "copy"):
+            if method == "pull":
+                frame = pl.read_database(
+                    "SELECT * FROM orders", connection, schema_overrides=columns
+                )
+            else:
+                buffer = io.BytesIO()
+                with connection.cursor().copy("COPY orders TO STDOUT (FORMAT csv)") as copy:
+                    for block in copy:
+                        buffer.write(block)
+                frame = pl.read_csv(buffer.getvalue(), has_header=False, schema=columns)
+            _, failure = checked.filter(frame, cast=False)
+            failed = sum(failure.counts().values())
+        else:
+            source = SQLTableSource(resource_key="postgres", dialect="postgres", table="orders")
+            database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
+            rows = relation(database.dtypes, "orders", "postgres", None, None)
+            table = SQLTable.of(rows, dialect="postgres", run=database.run)
+            evaluation = evaluate_schema(
+                checked,
+                database.scan(rows),
+                catalogue,
+                settings,
+                pushdown=table if method == "pushdown" else None,
+            )
+            failed = sum(evaluation.failed.values())
+            if method == "pushdown":
+                assert set(evaluation.engines.values()) == {"postgres"}, evaluation.engines
+        server = server_cpu(postmaster) - server_before  # while the backend lives
+    return {
+        **figures,
+        "server_cpu_seconds": server,
+        "failed": failed,
+    }
+
+
+def main(args: argparse.Namespace) -> None:
+    from postgres import running_server
+
+    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
+    header = (
+        f"{'rows':>5} {'method':8} | {'s':>7} {'cpu s':>7} {'server cpu s':>12} "
+        f"{'peak MB':>8} | vs pull"
+    )
+    print(header)
+    print("-" * len(header))
+    with running_server() as server:
+        generate(server.conninfo, args.rows)
+
+        def run(method: str) -> dict[str, float]:
+            return child_figures(__file__, method, server.conninfo, label=method)
+
+        medians = interleaved(args.methods, args.repeat, run)
+    assert len({m["failed"] for m in medians.values()}) == 1, medians
+    base = medians.get("pull")
+    for method, m in medians.items():
+        versus = (
+            f"time {m['seconds'] / base['seconds']:.2f}x, "
+            f"memory {m['peak_mb'] / base['peak_mb']:.2f}x"
+            if base
+            else ""
+        )
+        print(
+            f"{args.rows / 1_000_000:>4.1f}M {method:8} | {m['seconds']:7.2f} "
+            f"{m['cpu_seconds']:7.2f} {m['server_cpu_seconds']:12.2f} {m['peak_mb']:8.0f} "
+            f"| {versus}",
+            flush=True,
+        )
+    print(f"load average after: {load_average()}; medians of {args.repeat} interleaved runs")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=5_000_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    dispatch(parser, measure, main, ("METHOD", "CONNINFO"))

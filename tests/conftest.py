@@ -26,7 +26,11 @@ from postgres import postgres  # noqa: F401  (one server for the session, shared
 # with. There Snowflake's SQL is checked by its golden files (test_sql_golden.py), not run;
 # anywhere else a missing fakesnow fails the import, as it should.
 _SQLGLOT = tuple(int(part) for part in version("sqlglot").split(".")[:2])
-_SNOWFLAKE_RUNS = ["test_sql_snowflake.py", "test_sql_snowflake_parity.py"]
+_SNOWFLAKE_RUNS = [
+    "test_sql_snowflake.py",
+    "test_sql_snowflake_parity.py",
+    "test_read_dtypes_snowflake.py",
+]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 
 # ------------------------------- test distribution (xdist) -------------------------------- #

@@ -329,20 +329,22 @@ def _from_head(
         .group_by(_RULE)
         .agg(pl.col(_INDEX).head(limit))
     )
-    found = dict(zip(firsts[_RULE].to_list(), firsts[_INDEX].to_list(), strict=True))
+    found: dict[str, list[int]] = dict(
+        zip(firsts[_RULE].to_list(), firsts[_INDEX].to_list(), strict=True)
+    )
     # Rules failing on the same first rows share one gather of those rows: with every rule
     # failing, thousands of rules fail on a few sets of rows.
     sharing: dict[tuple[int, ...], list[Rule]] = {}
     for rule in rules:
-        rows = found.get(rule.check_name, [])
-        if len(rows) == min(limit, failed[rule.name]):
-            sharing.setdefault(tuple(rows), []).append(rule)
+        first = found.get(rule.check_name, [])
+        if len(first) == min(limit, failed[rule.name]):
+            sharing.setdefault(tuple(first), []).append(rule)
     # Columns taken by name, not through the wide head, so each sample costs its own width.
     columns = dict(zip(head.columns, head.get_columns(), strict=True))
     samples: dict[str, pl.DataFrame] = {}
-    for rows, sharers in sharing.items():
+    for shared, sharers in sharing.items():
         needed = dict.fromkeys(name for rule in sharers for name in explaining[rule.name])
-        gathered = pl.DataFrame([columns[name] for name in needed])[list(rows)]
+        gathered = pl.DataFrame([columns[name] for name in needed])[list(shared)]
         if len(sharers) == 1:
             samples[sharers[0].name] = gathered
             continue

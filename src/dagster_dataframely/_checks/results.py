@@ -133,9 +133,11 @@ def in_frame_order(schema: type[dy.Schema], frame: pl.LazyFrame) -> list[str]:
     streaming parquet scan holds about twice the memory when a projection reorders the
     file's columns (a primary key, declared again in a subclass, comes last in the schema)."""
     declared = schema.column_names()
-    wanted = set(declared)
-    held = [name for name in frame.collect_schema() if name in wanted]
-    return [*held, *(name for name in declared if name not in set(held))]
+    wanted, actual = set(declared), frame.collect_schema()
+    return [
+        *(name for name in actual if name in wanted),
+        *(name for name in declared if name not in actual),
+    ]
 
 
 def column_schema_results(

@@ -132,6 +132,20 @@ def test_extra_columns_are_ignored() -> None:
     assert _results(frame)["dy_schema__columns"].passed
 
 
+def test_a_frame_holding_the_columns_in_another_order_gets_the_same_results() -> None:
+    # The evaluator reads the schema's columns in the frame's order (a reordering projection
+    # costs polars' streaming scan memory): results must not depend on it.
+    frame = defective_orders()
+    reordered = frame.select(reversed(frame.columns)).with_columns(extra=pl.lit(1))
+
+    def outcomes(frame: pl.DataFrame) -> list[tuple[str, bool, dict[str, object]]]:
+        found = _results(frame.lazy(), max_failure_samples=3).values()
+        return [(str(r.check_name), r.passed, dict(r.metadata)) for r in found]
+
+    assert outcomes(reordered) == outcomes(frame)
+    assert not all(passed for _, passed, _ in outcomes(frame))
+
+
 def test_pyarrow_tables_are_converted() -> None:
     frame = defective_orders()
     counts = {

@@ -173,7 +173,7 @@ def test_counts_stay_exact_when_nearly_every_key_hash_collides(
 def test_counts_stay_exact_when_the_frame_is_too_long_for_narrow_hashes(
     frame: pl.DataFrame,
 ) -> None:
-    # Beyond `_NARROW_ROWS` rows the prefilter hashes again at 64 bits (here: beyond 0 rows).
+    # Beyond `_NARROW_ROWS` rows the prefilter hashes at 64 bits (here: beyond 0 rows).
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(evaluate_module, "_NARROW_ROWS", 0)
         evaluation = evaluate(frame.lazy(), _RULES, max_failure_samples=2)

@@ -85,3 +85,22 @@ def test_wide_schema_samples_are_the_first_failing_rows_wherever_they_lie(wide) 
         first = frame.filter(~flags[rule.check_name]).select("id", rule.column).head(LIMIT)
         assert_frame_equal(sample, first)
     assert evaluation.samples["v0|min"]["id"].min() >= ROWS - 50  # from past the head
+
+
+def test_rules_failing_on_the_same_rows_each_sample_their_own_columns() -> None:
+    # Rules failing on the same first rows share one gather of them; each sample still
+    # shows the key and its own rule's column, with its own values.
+    schema = type(
+        "Shared",
+        (dy.Schema,),
+        {"id": dy.Int64(primary_key=True)} | {f"a{i}": dy.Int64(min=0) for i in range(6)},
+    )
+    n = pl.int_range(40, dtype=pl.Int64)
+    broken = n.is_in([3, 7, 11, 30])
+    frame = pl.select(
+        n.alias("id"), *(pl.when(broken).then(-n - i).otherwise(i).alias(f"a{i}") for i in range(6))
+    )
+    evaluation = evaluate(frame.lazy(), rules(schema), max_failure_samples=3, identify=["id"])
+    for i in range(6):
+        expected = frame.select("id", f"a{i}").filter(pl.col("id").is_in([3, 7, 11]))
+        assert_frame_equal(evaluation.samples[f"a{i}|min"], expected)

@@ -73,11 +73,12 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
     guard_columns(schema.__name__, columns)
     expressions = rule_expressions(schema)
     guard_check_names(schema.__name__, {rule: check_name(rule) for rule in expressions})
-    warned = warned_rules(schema, warn)
+    owned = {name: rule_owner(name, columns) for name in expressions}
+    warned = warned_rules(schema, warn, owners={name: o[0] for name, o in owned.items()})
     judging = judges_table(schema)
     catalogue = []
     for name, expr in expressions.items():
-        column, suffix = rule_owner(name, columns)
+        column, suffix = owned[name]
         if column is None:
             description = _schema_rule_description(schema, name)
         else:

@@ -108,6 +108,7 @@ def _render_inner(name: str, column: dy.Column, suffix: str) -> str | None:
 
 _PAIRS = {"(": ")", "[": "]"}
 _LITERAL = re.compile(r"\bdyn (?:int|float|str|bool): ")
+_SPECIAL = re.compile(r'[\[("]')
 _NAMESPACE = re.compile(r"(?<![\w.])(col|lit|as_struct)\(")
 _STRUCT_METHOD = re.compile(r'(pl\.col\("(?:[^"\\]|\\.)*"\))\.as_struct\((\))?')
 
@@ -158,9 +159,11 @@ def _python(text: str, *, outer: bool = True) -> str:
             end = _string_end(text, i)
             out.append(text[i : end + 1])
             i = end + 1
-        else:
-            out.append(text[i])
-            i += 1
+        else:  # up to the next bracket or string: the only places a rewrite starts
+            found = _SPECIAL.search(text, i + 1)
+            stop = found.start() if found else len(text)
+            out.append(text[i:stop])
+            i = stop
     return _LITERAL.sub("", "".join(out))
 
 

@@ -86,20 +86,30 @@ def table(
     (for rows of data, pass `null="null"`) or an empty cell (the default, for tables where a
     missing value means "not applicable").
 
-    Built column by column from the frame's own series, with no query: a check step builds
-    one per failing check, thousands on a wide schema.
+    Built from the frame's own rows, with no query: a check step builds one per failing
+    check, thousands on a wide schema.
     """
     rows = min(max_rows, MAX_ROWS)
-    shown = [series.head(rows) for series in frame.get_columns()[:MAX_COLUMNS]]
-    names = [series.name for series in shown]
+    if frame.width > MAX_COLUMNS:
+        frame = frame.select(frame.columns[:MAX_COLUMNS])
+    if frame.height > rows:
+        frame = frame.head(rows)
+    names = frame.columns
     records = [
         dg.TableRecord(
             {name: cell(value, null=null) for name, value in zip(names, row, strict=True)}
         )
-        for row in zip(*(python_values(series) for series in shown), strict=True)
+        for row in _python_tuples(frame)
     ]
-    schema = _table_schema(tuple((series.name, _column_type(series.dtype)) for series in shown))
+    schema = _table_schema(tuple(zip(names, map(_column_type, frame.dtypes), strict=True)))
     return dg.MetadataValue.table(records=records, schema=schema)
+
+
+def _python_tuples(frame: pl.DataFrame) -> list[tuple[Any, ...]]:
+    """`frame.rows()`, through `python_values` where a column holds dates or datetimes."""
+    if not any(isinstance(dtype, (pl.Date, pl.Datetime)) for dtype in frame.dtypes):
+        return frame.rows()
+    return list(zip(*(python_values(series) for series in frame.get_columns()), strict=True))
 
 
 @lru_cache(maxsize=1024)

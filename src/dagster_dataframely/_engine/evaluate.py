@@ -37,8 +37,8 @@ _HEAD_CELLS = 1 << 20
 #: The prefilter of `unique` and primary-key rules hashes keys to `_NARROW_BITS` bits up to
 #: this many rows, to 64 beyond. Two distinct keys share a 32-bit hash with probability 2^-32,
 #: so n rows make about n^2 / 2^32 false candidates, which the exact count settles: up to 2^28
-#: rows, at most one row in 16 (half the memory of 64-bit hashes buys that). A larger frame,
-#: known only once counted, hashes again at 64 bits.
+#: rows, at most one row in 16 (half the memory of 64-bit hashes buys that). The row-wise
+#: counts, collected first, give the row count that chooses the width.
 _NARROW_ROWS = 1 << 28
 _NARROW_BITS = 32
 #: The engine name of this evaluator, in `Evaluation.engines` and a check's `dy_engine`.
@@ -161,21 +161,24 @@ def evaluate(
     # `unique` and primary-key rules: first the keys whose hash repeats (a cheap sort of
     # narrow hashes), then an exact grouped count over the rows with those hashes only. A
     # valid table never reaches the second step; a hash collision only costs a candidate.
+    # The row-wise counts run alone first: in one `collect_all` with the hash sort, polars
+    # caches their shared scan and buffers it for the slower of the two (about 1.5x the
+    # memory at 10M rows), and the row count they give sets the hash width.
+    failed: dict[str, int] = {
+        name: int(value or 0)
+        for name, value in counts.collect(engine="streaming").row(0, named=True).items()
+    }
     distinct = [rule for rule in rules if rule.distinct_over is not None]
     schema = lf.collect_schema()
     hashed = [r for r in distinct if _hashable(schema, r.distinct_over or ())]
-    bits = _NARROW_BITS
-    first = pl.collect_all(
-        [counts, *(_repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed)],
-        engine="streaming",
-    )
-    failed: dict[str, int] = {name: int(first[0][name][0] or 0) for name in first[0].columns}
-    found = first[1:]
-    if hashed and failed[_ROWS] > _NARROW_ROWS:  # too many false candidates: hash wider
-        bits = 64
-        found = pl.collect_all(
+    bits = _NARROW_BITS if failed[_ROWS] <= _NARROW_ROWS else 64
+    found = (
+        pl.collect_all(
             [_repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed], engine="streaming"
         )
+        if hashed
+        else []
+    )
     hashes = dict(zip([r.name for r in hashed], found, strict=True))
     exact = {
         rule.name: _repeats(
@@ -326,16 +329,29 @@ def _from_head(
         .group_by(_RULE)
         .agg(pl.col(_INDEX).head(limit))
     )
-    found = dict(zip(firsts[_RULE], firsts[_INDEX], strict=True))
+    found: dict[str, list[int]] = dict(
+        zip(firsts[_RULE].to_list(), firsts[_INDEX].to_list(), strict=True)
+    )
+    # Rules failing on the same first rows share one gather of those rows: with every rule
+    # failing, thousands of rules fail on a few sets of rows.
+    sharing: dict[tuple[int, ...], list[Rule]] = {}
+    for rule in rules:
+        first = found.get(rule.check_name, [])
+        if len(first) == min(limit, failed[rule.name]):
+            sharing.setdefault(tuple(first), []).append(rule)
     # Columns taken by name, not through the wide head, so each sample costs its own width.
     columns = dict(zip(head.columns, head.get_columns(), strict=True))
-    return {
-        rule.name: pl.DataFrame([columns[name] for name in explaining[rule.name]])[
-            found[rule.check_name]
-        ]
-        for rule in rules
-        if len(found.get(rule.check_name, ())) == min(limit, failed[rule.name])
-    }
+    samples: dict[str, pl.DataFrame] = {}
+    for shared, sharers in sharing.items():
+        needed = dict.fromkeys(name for rule in sharers for name in explaining[rule.name])
+        gathered = pl.DataFrame([columns[name] for name in needed])[list(shared)]
+        if len(sharers) == 1:
+            samples[sharers[0].name] = gathered
+            continue
+        taken = dict(zip(gathered.columns, gathered.get_columns(), strict=True))
+        for rule in sharers:
+            samples[rule.name] = pl.DataFrame([taken[name] for name in explaining[rule.name]])
+    return samples
 
 
 def _failing(lf: pl.LazyFrame, rule: Rule, repeated: Mapping[str, pl.DataFrame]) -> pl.LazyFrame:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import difflib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Literal, TypeVar
 
 import dataframely as dy
@@ -61,10 +61,17 @@ def declared(schema: type[dy.Schema] | type[dy.Collection]) -> frozenset[str]:
     return frozenset(getattr(schema, _WARN_ATTR, frozenset()))
 
 
-def warned_rules(schema: type[dy.Schema], extra: Iterable[str] = ()) -> frozenset[str]:
-    """The rule names of `schema` that are `"warn"`: declared ones plus `extra`."""
+def warned_rules(
+    schema: type[dy.Schema],
+    extra: Iterable[str] = (),
+    *,
+    owners: Mapping[str, str | None] | None = None,
+) -> frozenset[str]:
+    """The rule names of `schema` that are `"warn"`: declared ones plus `extra`. `owners`
+    (rule -> its column, None for schema-level rules) saves listing the rules again."""
     columns = schema.columns()
-    owners = {rule: rule_owner(rule, columns)[0] for rule in rule_expressions(schema)}
+    if owners is None:
+        owners = {rule: rule_owner(rule, columns)[0] for rule in rule_expressions(schema)}
     names = declared(schema) | frozenset(extra)
     unknown = sorted(n for n in names if n not in owners and n not in columns)
     if unknown:

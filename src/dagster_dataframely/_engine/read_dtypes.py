@@ -157,8 +157,14 @@ class Casts:
         return [cast.rule for cast in self.casts]
 
     def frame(self, lf: pl.LazyFrame, columns: Sequence[str]) -> pl.LazyFrame:
-        """`columns` of `lf`, cast lazily (a value that does not convert becomes `null`, and
-        fails its cast's rule), with the values as read beside them."""
+        """`columns` of `lf`, in `lf`'s order, cast lazily (a value that does not convert
+        becomes `null`, and fails its cast's rule), with the values as read beside them.
+
+        `lf`'s order, not the schema's: a projection that reorders a parquet scan's columns
+        doubles what the streaming engine holds (10M rows, a key column declared last: 370
+        MB above the imports instead of 160)."""
+        position = {name: index for index, name in enumerate(lf.collect_schema().names())}
+        columns = sorted(columns, key=lambda name: position.get(name, len(position)))
         if not self.casts:
             return lf.select(columns)
         return lf.select(

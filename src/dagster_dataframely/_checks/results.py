@@ -112,7 +112,7 @@ def evaluate_schema(
     cast columns, each cast's failures counted in the same pass. With `pushdown`, in the
     database, casts included (rules and casts without an exact SQL form on `frame`, by
     polars)."""
-    cast = casts.frame(frame, in_frame_order(schema, frame))
+    cast = casts.frame(frame, schema.column_names())
     if pushdown is not None:
         return pushdown.evaluate(
             schema,
@@ -128,18 +128,6 @@ def evaluate_schema(
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),
     )
-
-
-def in_frame_order(schema: type[dy.Schema], frame: pl.LazyFrame) -> list[str]:
-    """The schema's columns in the order `frame` holds them (a missing one last): polars'
-    streaming parquet scan holds about twice the memory when a projection reorders the
-    file's columns (a primary key, declared again in a subclass, comes last in the schema)."""
-    declared = schema.column_names()
-    wanted, actual = set(declared), frame.collect_schema()
-    return [
-        *(name for name in actual if name in wanted),
-        *(name for name in declared if name not in actual),
-    ]
 
 
 def column_schema_results(

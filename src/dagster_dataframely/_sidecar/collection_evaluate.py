@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
@@ -38,12 +38,23 @@ from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
 from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
-from .._engine.evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
+from .._engine.evaluate import (
+    Evaluation,
+    _hashable,
+    _repeated_hashes,
+    _with_hashes,
+    evaluate,
+    rule_columns,
+)
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
+from .collection_pushdown import sql_filter_results
 from .collection_rules import propagated_member
+
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from .._engine.sql.backend import SQLTable
 
 _ROWS = "__dy_rows"
 
@@ -76,13 +87,17 @@ def collection_results(
     run: CollectionRun,
     frames: Mapping[str, pl.LazyFrame],
     selected: Collection[dg.AssetCheckKey],
+    *,
+    pushdowns: Mapping[str, SQLTable | None] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
     Every member's columns are verified first; a mismatch yields the failed column-schema
     results (of members with their own checks) and raises `ColumnSchemaError`: filters
     cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
-    cannot convert, found while the member's rules are counted.
+    cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
+    database table) has its rules, and the filters on it, evaluated in its database where
+    they have an exact SQL form (`collection_pushdown`).
     """
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
@@ -111,6 +126,14 @@ def collection_results(
     ]
     valid: dict[str, pl.LazyFrame] = {}
     invalid: dict[str, pl.LazyFrame] = {}
+    # Members evaluated in their database: a member cast on read is evaluated in polars.
+    tables = {
+        name: table
+        for name, table in (pushdowns or {}).items()
+        if table is not None and not casts[name].casts
+    }
+    catalogues: dict[str, list[Rule]] = {}
+    evaluations: dict[str, Evaluation] = {}
     for member in run.members:
         cast = casts[member.name]
         reports_casts = bool(cast.casts) and member.own_checks
@@ -130,7 +153,9 @@ def collection_results(
             catalogue,
             replace(run.settings, max_failure_samples=samples),
             casts=cast,
+            pushdown=tables.get(member.name),
         )
+        catalogues[member.name], evaluations[member.name] = catalogue, evaluation
         if cast.casts:
             result, error = cast.result(
                 member.schema, member.key, evaluation, member.schema.primary_key()
@@ -147,6 +172,14 @@ def collection_results(
         )
     if mismatches:
         raise _combined(mismatches)
+    if not wanted:
+        return
+    columns = {
+        m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
+        for m in run.members
+    }
+    pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, columns, wanted)
+    yield from pushed
     if wanted:
         yield from _filter_results(run, valid, invalid, wanted)
 
@@ -193,13 +226,14 @@ def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
 
 
 def kept_keys(
-    collection: type[dy.Collection], valid: Mapping[str, pl.LazyFrame]
+    collection: type[dy.Collection], valid: Mapping[str, pl.LazyFrame], names: Collection[str]
 ) -> dict[str, pl.Series]:
     """filter name -> the common primary keys it keeps (a struct Series for a composite
-    key), the filters run on the members' valid rows; collected, one row per kept row."""
+    key), for the filters `names`, run on the members' valid rows; collected, one row per
+    kept row."""
     key = collection.common_primary_key()
     instance = collection_instance(collection, dict(valid))
-    logic = collection_filters(collection)
+    logic = {n: f for n, f in collection_filters(collection).items() if n in names}
     kept = pl.collect_all(
         [
             f(instance).lazy().select(pl.struct(key) if len(key) > 1 else key)
@@ -251,7 +285,7 @@ def _filter_results(
     """Each filter, and each propagating member's failures, is a rule on a member's valid
     rows, evaluated by the one evaluator: one streaming pass per member counts them all,
     then the removed rows are sampled."""
-    kept = kept_keys(run.collection, valid)
+    kept = kept_keys(run.collection, valid, {rule.name for rule, _ in wanted})
     dropped = dropped_keys(run, invalid, list({rule.name: rule for rule, _ in wanted}.values()))
     key = run.collection.common_primary_key()
     for member in run.members:

@@ -45,8 +45,11 @@ def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
     return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
 
 
-def pushdown(connection: Any, select: exp.Select, log: Callable[[str], None]) -> SQLTable:
-    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged."""
+def pushdown(
+    connection: Any, select: exp.Select, log: Callable[[str], None], *, resource_key: str
+) -> SQLTable:
+    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged.
+    Tables read through one resource are in one database: a filter may join them."""
 
     def run(sql: str) -> pl.DataFrame:
         shown = sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"
@@ -57,4 +60,6 @@ def pushdown(connection: Any, select: exp.Select, log: Callable[[str], None]) ->
         finally:
             cursor.close()
 
-    return SQLTable.of(select, dialect=DIALECT, run=run)
+    return SQLTable.of(
+        select, dialect=DIALECT, run=run, database=("DuckDBTableSource", resource_key)
+    )

@@ -117,7 +117,11 @@ class SQLTableSource(Source):
                 f"pushdown: rules with an exact SQL form run in {self.dialect}, the others "
                 "read only the columns they need."
             )
-            yield StoredTable(frame, SQLTable.of(rows, dialect=self.dialect, run=database.run))
+            # Tables read through one resource are in one database: a filter may join them.
+            same = ("SQLTableSource", self.resource_key, self.dialect)
+            yield StoredTable(
+                frame, SQLTable.of(rows, dialect=self.dialect, run=database.run, database=same)
+            )
 
 
 @contextmanager

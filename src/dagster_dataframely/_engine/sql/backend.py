@@ -6,7 +6,7 @@ evaluator over only the columns it reads. It returns the polars backend's `Evalu
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Hashable, Mapping, Sequence
 from dataclasses import dataclass
 
 import dataframely as dy
@@ -29,18 +29,26 @@ class SQLTable:
     """A table, or the run's partition of it, in a database that runs the rules' SQL.
 
     `relation` selects the table's rows (`SELECT * FROM t WHERE <partition>`); `run` sends
-    one SQL text (rendered for `dialect`) and returns its result as a frame.
+    one SQL text (rendered for `dialect`) and returns its result as a frame. Tables with
+    equal `database` (the source's kind and resource; None: unknown) are in one database:
+    a query may join them (a collection's filters).
     """
 
     relation: exp.Select
     dialect: Dialect
     run: Callable[[str], pl.DataFrame]
+    database: Hashable | None = None
 
     @classmethod
     def of(
-        cls, relation: exp.Select, *, dialect: str, run: Callable[[str], pl.DataFrame]
+        cls,
+        relation: exp.Select,
+        *,
+        dialect: str,
+        run: Callable[[str], pl.DataFrame],
+        database: Hashable | None = None,
     ) -> SQLTable:
-        return cls(relation=relation, dialect=DIALECTS[dialect], run=run)
+        return cls(relation=relation, dialect=DIALECTS[dialect], run=run, database=database)
 
     def evaluate(
         self,

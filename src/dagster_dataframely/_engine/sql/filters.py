@@ -1,0 +1,151 @@
+"""A collection's filters counted in the database, as `Collection.filter` counts them.
+
+`Collection.filter` splits each member by its schema, hands the valid rows to every filter,
+and removes from each member (not `ignored_in_filters`) the valid rows whose common primary
+key the filter does not return: an inner join, so a null key is never kept. A member declared
+`propagate_row_failures` removes the valid rows elsewhere whose key one of its failing rows
+holds (a null key matches none). Here each member's valid rows are a SQL relation (its rules
+that failed a row, as predicates, and its repeated keys), a filter's kept keys the translated
+plan over those relations (`plans`), and on each member one query counts every filter's
+removed rows (`EXISTS` on the key, so a key kept twice still removes nothing and keeps one
+row), then bounded queries sample them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+
+import dataframely as dy
+import polars as pl
+from sqlglot import exp
+
+from ..catalogue import Rule
+from ..evaluate import Evaluation, _explaining
+from .backend import SQLTable, compile_rules
+from .plans import Relation
+
+_MEMBER = "__dy_member"
+_REPEATED = "__dy_repeated"
+_ROW = "__dy_row"
+_OTHER = "__dy_other"
+_ROWS = "__dy_rows"
+
+
+@dataclass(frozen=True)
+class MemberRows:
+    """A member's table in SQL and the condition its valid rows meet (None: every row)."""
+
+    table: SQLTable
+    dtypes: Mapping[str, pl.DataType]
+    condition: exp.Expr | None
+
+    def valid(self) -> Relation:
+        """The rows that pass every rule of the member's schema, its columns only."""
+        return Relation(self._select(self.condition), self.dtypes)
+
+    def invalid(self) -> Relation:
+        """The rows that fail a rule of the member's schema."""
+        failing = exp.false() if self.condition is None else exp.not_(exp.paren(self.condition))
+        return Relation(self._select(failing), self.dtypes)
+
+    def _select(self, condition: exp.Expr | None) -> exp.Select:
+        select = exp.select(*(exp.column(name, table=_MEMBER, quoted=True) for name in self.dtypes))
+        select = select.from_(self.table.relation.copy().subquery(_MEMBER))
+        return select if condition is None else select.where(condition)
+
+
+def member_rows(
+    table: SQLTable,
+    schema: type[dy.Schema],
+    rules: Sequence[Rule],
+    failed: Mapping[str, int],
+    dtypes: Mapping[str, pl.DataType],
+) -> MemberRows | None:
+    """The member's rows split by the `rules` of `schema` that `failed` a row, or None when
+    one of those has no exact SQL form (the filters reading the member then run in polars).
+    `dtypes`: the schema's columns as the table holds them."""
+    failing = [rule for rule in rules if failed.get(rule.name)]
+    compiled = compile_rules(schema, failing, dtypes, table.dialect)
+    if any(rule.name not in compiled for rule in failing):
+        return None
+    passes: list[exp.Expr] = []
+    for rule in failing:
+        if rule.distinct_over is None:
+            # A rule passes a row where its predicate is null, as in `Schema.filter`.
+            passes.append(exp.Coalesce(this=exp.paren(compiled[rule.name]), expressions=[exp.true()]))
+        else:
+            keys = list(rule.distinct_over)
+            same = _same_key(keys, _REPEATED, _MEMBER, null_safe=True)
+            repeated = exp.select(exp.Literal.number(1)).from_(
+                table.repeated(keys).subquery(_REPEATED)
+            )
+            passes.append(exp.not_(exp.Exists(this=repeated.where(same))))
+    return MemberRows(table, dict(dtypes), exp.and_(*passes) if passes else None)
+
+
+def kept(relation: Relation, key: Sequence[str]) -> exp.Expr:
+    """On a row of a member: a filter whose kept keys are `relation` keeps it."""
+    inner = exp.select(exp.Literal.number(1)).from_(relation.select.subquery(_OTHER))
+    return exp.Exists(this=inner.where(_same_key(key, _OTHER, _ROW, null_safe=False)))
+
+
+def not_dropped(failing: MemberRows, key: Sequence[str]) -> exp.Expr:
+    """On a row of a member: no failing row of the propagating member `failing` holds its
+    key."""
+    return exp.not_(kept(failing.invalid(), key))
+
+
+def evaluate_filters(
+    target: MemberRows,
+    rules: Sequence[Rule],
+    keeps: Mapping[str, exp.Expr],
+    *,
+    max_failure_samples: int,
+    identify: Sequence[str],
+    key: Sequence[str],
+) -> Evaluation:
+    """Each of `rules` (a filter's record, kept where `keeps[rule.name]` holds) counted on
+    the valid rows of `target` in one query; the removed rows of each failing one sampled."""
+    table = target.table
+    rows = target.valid().select.subquery(_ROW)
+    counts = exp.select(
+        exp.alias_(exp.Count(this=exp.Star()), _ROWS),
+        *(
+            exp.alias_(table.dialect.count_where(exp.not_(keeps[rule.name])), f"r{index}")
+            for index, rule in enumerate(rules)
+        ),
+    ).from_(rows.copy())
+    found = table.run(table.sql(counts)).row(0)
+    failed = {rule.name: int(n or 0) for rule, n in zip(rules, found[1:], strict=True)}
+    samples: dict[str, pl.DataFrame] = {}
+    for rule in rules:
+        if not (max_failure_samples and failed[rule.name]):
+            continue
+        shown = _explaining(replace(rule, expr=pl.struct(list(key))), identify, target.dtypes)
+        query = (
+            exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown))
+            .from_(rows.copy())
+            .where(exp.not_(keeps[rule.name]))
+            .limit(max_failure_samples)
+        )
+        samples[rule.name] = table.run(table.sql(query))
+    return Evaluation(
+        row_count=int(found[0]),
+        failed=failed,
+        samples=samples,
+        engines=dict.fromkeys(failed, table.dialect.name),
+    )
+
+
+def _same_key(keys: Sequence[str], left: str, right: str, *, null_safe: bool) -> exp.Expr:
+    equal = exp.NullSafeEQ if null_safe else exp.EQ
+    return exp.and_(
+        *(
+            equal(
+                this=exp.column(name, table=left, quoted=True),
+                expression=exp.column(name, table=right, quoted=True),
+            )
+            for name in keys
+        )
+    )

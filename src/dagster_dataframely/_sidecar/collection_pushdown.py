@@ -1,0 +1,140 @@
+"""A collection's filters evaluated in the database its members live in.
+
+A filter runs in SQL on a member when that member and every member the filter reads are
+tables of one database (`SQLTable.database`: the same kind of source through the same
+resource), each member's failing rules have an exact SQL form (its valid rows are then a
+relation), and the filter's plan translates (`_engine.sql.plans`). A propagating member's
+failures run in SQL on the members of its database. Every other (filter, member) pair is
+left to the polars evaluation, which counts the same rows; each check's `dy_engine` says
+where it ran.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Iterator, Mapping, Sequence
+from typing import TYPE_CHECKING
+
+import dagster as dg
+import polars as pl
+
+from .._checks.results import results
+from .._checks.specs import Check
+from .._engine.catalogue import Rule
+from .._engine.dataframely_internals import collection_filters, collection_instance
+from .._engine.evaluate import Evaluation
+from .collection_rules import propagated_member
+
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from sqlglot import exp
+
+    from .._engine.sql.backend import SQLTable
+    from .._engine.sql.filters import MemberRows
+    from .collection_evaluate import CollectionRun, Member
+
+
+def sql_filter_results(
+    run: CollectionRun,
+    tables: Mapping[str, SQLTable],
+    catalogues: Mapping[str, Sequence[Rule]],
+    evaluations: Mapping[str, Evaluation],
+    dtypes: Mapping[str, Mapping[str, pl.DataType]],
+    wanted: Sequence[tuple[Rule, Member]],
+) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
+    """The results of the `wanted` (filter, member) pairs that run in SQL, and the pairs
+    left to polars. `tables`: the members read by pushdown; `catalogues` and `evaluations`:
+    every member's own rules and what they found; `dtypes`: every present member's schema
+    columns, as read."""
+    if not tables:
+        return [], list(wanted)
+    from .._engine.sql.filters import member_rows
+
+    rows: dict[str, MemberRows] = {}
+    for member in run.members:
+        table = tables.get(member.name)
+        if table is None or table.database is None:
+            continue
+        split = member_rows(
+            table,
+            member.schema,
+            catalogues[member.name],
+            evaluations[member.name].failed,
+            dtypes[member.name],
+        )
+        if split is not None:
+            rows[member.name] = split
+    done: list[dg.AssetCheckResult] = []
+    rest = list(wanted)
+    for members in _by_database(rows).values():
+        pushed, rest = _database_results(run, members, rows, dtypes, rest)
+        done += pushed
+    return done, rest
+
+
+def _by_database(rows: Mapping[str, MemberRows]) -> dict[Hashable, list[str]]:
+    grouped: dict[Hashable, list[str]] = {}
+    for name, split in rows.items():
+        grouped.setdefault(split.table.database, []).append(name)
+    return grouped
+
+
+def _database_results(
+    run: CollectionRun,
+    members: Sequence[str],
+    rows: Mapping[str, MemberRows],
+    dtypes: Mapping[str, Mapping[str, pl.DataType]],
+    wanted: Sequence[tuple[Rule, Member]],
+) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
+    """The results of the wanted pairs on `members` (tables of one database) that run there,
+    and the pairs left."""
+    from .._engine.sql.filters import kept, not_dropped
+    from .._engine.sql.plans import compile_plan
+
+    key = run.collection.common_primary_key()
+    dialect = rows[members[0]].table.dialect
+    relations = {name: rows[name].valid() for name in members}
+    logic = collection_filters(run.collection)
+    keeps: dict[str, exp.Expr] = {}
+    for rule in {rule.name: rule for rule, member in wanted if member.name in members}.values():
+        propagating = propagated_member(rule)
+        if propagating is not None:
+            if propagating in members:
+                keeps[rule.name] = not_dropped(rows[propagating], key)
+            continue
+        plan = compile_plan(
+            lambda frames, f=logic[rule.name]: f(collection_instance(run.collection, {**frames})),
+            dtypes,
+            relations,
+            key,
+            dialect,
+        )
+        if plan is not None:
+            keeps[rule.name] = kept(plan.relation, key)
+    pushed = [(r, m) for r, m in wanted if m.name in members and r.name in keeps]
+    left = [(r, m) for r, m in wanted if not (m.name in members and r.name in keeps)]
+    return list(_evaluated(run, rows, pushed, keeps, key)), left
+
+
+def _evaluated(
+    run: CollectionRun,
+    rows: Mapping[str, MemberRows],
+    pushed: Sequence[tuple[Rule, Member]],
+    keeps: Mapping[str, exp.Expr],
+    key: Sequence[str],
+) -> Iterator[dg.AssetCheckResult]:
+    from .._engine.sql.filters import evaluate_filters
+
+    for member in run.members:
+        mine = [rule for rule, m in pushed if m is member]
+        if not mine:
+            continue
+        evaluation = evaluate_filters(
+            rows[member.name],
+            mine,
+            {rule.name: keeps[rule.name] for rule in mine},
+            max_failure_samples=run.settings.max_failure_samples,
+            identify=member.schema.primary_key(),
+            key=key,
+        )
+        yield from results(
+            [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key
+        )

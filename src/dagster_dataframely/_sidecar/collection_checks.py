@@ -16,7 +16,6 @@ from typing import Any
 
 import dagster as dg
 import dataframely as dy
-import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
 from .._checks.specs import check_spec, check_specs
@@ -34,7 +33,8 @@ from ..errors import (
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import StoredTable
 from ..sources._loading import read_errors
-from .collection_evaluate import CollectionRun, Member, collection_results
+from .collection_evaluate import collection_results
+from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
 from .schema_checks import with_not_evaluated
 

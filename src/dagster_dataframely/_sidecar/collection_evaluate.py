@@ -27,7 +27,7 @@ it stays one row.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
@@ -48,8 +48,8 @@ from .._engine.evaluate import (
 )
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
-from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
+from .collection_members import CollectionRun, Member
 from .collection_pushdown import sql_filter_results
 from .collection_rules import propagated_member
 
@@ -57,30 +57,6 @@ if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
     from .._engine.sql.backend import SQLTable
 
 _ROWS = "__dy_rows"
-
-
-@dataclass(frozen=True)
-class Member:
-    """A collection member and the asset that stores it."""
-
-    name: str
-    key: dg.AssetKey
-    schema: type[dy.Schema]
-    #: Whether these checks report the member's own schema checks.
-    own_checks: bool
-    #: Whether filters remove rows from it (not `ignored_in_filters`).
-    in_filters: bool
-
-
-@dataclass(frozen=True)
-class CollectionRun:
-    """What a collection's checks evaluate, resolved at definition time."""
-
-    collection: type[dy.Collection]
-    members: Sequence[Member]
-    filters: Sequence[Rule]
-    settings: CheckSettings
-    read_dtypes: ReadDtypes = "strict"
 
 
 def collection_results(
@@ -174,11 +150,11 @@ def collection_results(
         raise _combined(mismatches)
     if not wanted:
         return
-    columns = {
+    read = {
         m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
         for m in run.members
     }
-    pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, columns, wanted)
+    pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, read, wanted)
     yield from pushed
     if wanted:
         yield from _filter_results(run, valid, invalid, wanted)

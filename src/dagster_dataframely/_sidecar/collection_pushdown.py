@@ -11,10 +11,12 @@ where it ran.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterator, Mapping, Sequence
-from typing import TYPE_CHECKING
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from functools import partial
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
+import dataframely as dy
 import polars as pl
 
 from .._checks.results import results
@@ -29,7 +31,7 @@ if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
 
     from .._engine.sql.backend import SQLTable
     from .._engine.sql.filters import MemberRows
-    from .collection_evaluate import CollectionRun, Member
+    from .collection_members import CollectionRun, Member
 
 
 def sql_filter_results(
@@ -101,17 +103,22 @@ def _database_results(
                 keeps[rule.name] = not_dropped(rows[propagating], key)
             continue
         plan = compile_plan(
-            lambda frames, f=logic[rule.name]: f(collection_instance(run.collection, {**frames})),
-            dtypes,
-            relations,
-            key,
-            dialect,
+            partial(_filtered, run.collection, logic[rule.name]), dtypes, relations, key, dialect
         )
         if plan is not None:
             keeps[rule.name] = kept(plan.relation, key)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in keeps]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in keeps)]
     return list(_evaluated(run, rows, pushed, keeps, key)), left
+
+
+def _filtered(
+    collection: type[dy.Collection],
+    logic: Callable[[Any], pl.LazyFrame],
+    frames: Mapping[str, pl.LazyFrame],
+) -> pl.LazyFrame:
+    """The keys the filter `logic` keeps, on the members `frames`."""
+    return logic(collection_instance(collection, dict(frames)))
 
 
 def _evaluated(

@@ -73,7 +73,9 @@ def member_rows(
     for rule in failing:
         if rule.distinct_over is None:
             # A rule passes a row where its predicate is null, as in `Schema.filter`.
-            passes.append(exp.Coalesce(this=exp.paren(compiled[rule.name]), expressions=[exp.true()]))
+            passes.append(
+                exp.Coalesce(this=exp.paren(compiled[rule.name]), expressions=[exp.true()])
+            )
         else:
             keys = list(rule.distinct_over)
             same = _same_key(keys, _REPEATED, _MEMBER, null_safe=True)

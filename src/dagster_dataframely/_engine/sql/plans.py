@@ -71,7 +71,7 @@ def compile_plan(
             tree = json.loads(lf.serialize(format="json"))
         reader = _Reader(list(dtypes), relations, dialect)
         relation = reader.node(tree)
-    except Exception:  # noqa: BLE001 - a filter polars can run but this reader cannot: fall back
+    except Exception:
         return None
     return Plan(relation=relation, reads=frozenset(reader.reads))
 
@@ -172,7 +172,9 @@ class _Reader:
             inner = exp.select(exp.Literal.number(1)).from_(right.select.subquery(ra)).where(on)
             exists: exp.Expr = exp.Exists(this=inner)
             select = _columns(left.dtypes, la).from_(left.select.subquery(la))
-            return Relation(select.where(exists if how == "Semi" else exp.not_(exists)), left.dtypes)
+            return Relation(
+                select.where(exists if how == "Semi" else exp.not_(exists)), left.dtypes
+            )
         kept = [name for name in right.dtypes if name not in right_on]
         suffix = str(args.get("suffix", "_right"))
         outputs = {name: exp.column(name, table=la, quoted=True) for name in left.dtypes}
@@ -183,7 +185,9 @@ class _Reader:
                 raise Untranslatable("a join's column named twice")
             outputs[output] = exp.column(name, table=ra, quoted=True)
             dtypes[output] = right.dtypes[name]
-        select = exp.select(*(exp.alias_(value, name, quoted=True) for name, value in outputs.items()))
+        select = exp.select(
+            *(exp.alias_(value, name, quoted=True) for name, value in outputs.items())
+        )
         joined = select.from_(left.select.subquery(la)).join(
             right.select.subquery(ra), on=on, join_type="left" if how == "Left" else "inner"
         )
@@ -198,4 +202,3 @@ def _column_name(tree: Any) -> str:
     if isinstance(tree, dict) and set(tree) == {"Column"} and isinstance(tree["Column"], str):
         return tree["Column"]
     raise Untranslatable(tree)
-

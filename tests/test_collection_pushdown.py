@@ -1,0 +1,295 @@
+"""Collection filters run in the database their members share, with Dataframely's counts.
+
+Members stored as tables of one DuckDB file (one `DuckDBTableSource` resource) or one
+PostgreSQL database (`SQLTableSource`) have their rules and the filters on them evaluated
+there: each filter check says `dy_engine: duckdb` (or `postgres`) and counts exactly what
+`Collection.filter(..., cast=False)` removes, null keys, duplicated keys and members missing
+keys included. A filter with no SQL form, or reading members of another database, runs in
+polars (`dy_engine: polars`) with the same counts.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+from dagster_duckdb import DuckDBResource
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+from ledger import MEMBERS, POLARS_FILTERS, Clients, Invoices, Items, Ledger, Payments
+from ledger import ledger_frames as frames_of_ledger
+from postgres import PostgresResource, PostgresServer
+from shop import MEMBERS as SHOP_MEMBERS
+from shop import Shop, shop_frames
+from support import logs
+
+import dagster_dataframely as dd
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.settings import CheckSettings
+from dagster_dataframely._sidecar.collection_checks import collection_run, filter_rules
+from dagster_dataframely._sidecar.collection_evaluate import collection_results
+from dagster_dataframely.sources._duckdb_pushdown import pushdown, relation
+
+#: Every check of the run, on external assets too (a run's default selection leaves them out).
+EVERYTHING = dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks()
+
+
+def dataframely_counts(
+    collection: type[dy.Collection], frames: dict[str, pl.DataFrame], members: dict[str, str]
+) -> dict[tuple[str, str], int]:
+    """(asset, check name) -> failed rows, for every rule `Collection.filter` failed a row of."""
+    names = {rule.name: rule.check_name for rule in filter_rules(collection)}
+    for schema in collection.member_schemas().values():
+        names |= {rule.name: rule.check_name for rule in rules(schema)}
+    failure = collection.filter(frames, cast=False).failure
+    return {
+        (members[member], names[rule]): count
+        for member, info in failure.items()
+        for rule, count in info.counts().items()
+        if count
+    }
+
+
+def _outcomes(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str], tuple[int, str]]:
+    """(asset, check name) -> (failed count, dy_engine) of every rule and filter check."""
+    return {
+        (e.asset_key.to_user_string(), e.check_name): (
+            e.metadata["dy_failed_count"].value,
+            e.metadata["dy_engine"].value,
+        )
+        for e in result.get_asset_check_evaluations()
+        if "dy_engine" in e.metadata
+    }
+
+
+def _failed(outcomes: dict[tuple[str, str], tuple[int, str]]) -> dict[tuple[str, str], int]:
+    return {key: count for key, (count, _) in outcomes.items() if count}
+
+
+def _filter_engines(outcomes: dict[tuple[str, str], tuple[int, str]]) -> dict[str, set[str]]:
+    """filter check name -> the engines its checks ran in."""
+    engines: dict[str, set[str]] = {}
+    for (_, check), (_, engine) in outcomes.items():
+        if check.startswith("dy_filter__"):
+            engines.setdefault(check, set()).add(engine)
+    return engines
+
+
+def _duckdb_file(path: Path, frames: dict[str, pl.DataFrame], members: dict[str, str]) -> Path:
+    """Each member's frame as a table of the DuckDB file `path`, named as its asset."""
+    with duckdb.connect(str(path)) as connection:
+        for member, frame in frames.items():
+            connection.register("frame", frame.to_arrow())
+            connection.execute(f'create table "{members[member]}" as select * from frame')
+            connection.unregister("frame")
+    return path
+
+
+def _materialize(
+    checks: dg.AssetChecksDefinition, members: dict[str, str], resources: dict[str, Any]
+) -> tuple[dg.ExecuteInProcessResult, list[str]]:
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [*(dg.AssetSpec(key) for key in members.values()), checks],
+        resources=resources,
+        instance=instance,
+        selection=EVERYTHING,
+        raise_on_error=False,
+    )
+    return result, logs(instance, result)
+
+
+def test_filters_on_members_of_one_duckdb_file_run_there_with_dataframelys_counts(
+    tmp_path: Path,
+) -> None:
+    database = _duckdb_file(tmp_path / "shop.duckdb", shop_frames(), SHOP_MEMBERS)
+    checks = dd.collection_checks(
+        Shop,
+        members=SHOP_MEMBERS,
+        sources={member: dd.sources.DuckDBTableSource() for member in SHOP_MEMBERS},
+    )
+    result, sent = _materialize(
+        checks, SHOP_MEMBERS, {"duckdb": DuckDBResource(database=str(database))}
+    )
+
+    outcomes = _outcomes(result)
+    assert _failed(outcomes) == dataframely_counts(Shop, shop_frames(), SHOP_MEMBERS)
+    # Every rule and every filter ran in DuckDB; the filters' queries join the members there.
+    assert {engine for _, engine in outcomes.values()} == {"duckdb"}
+    assert any("Pushed down to DuckDB" in line and "EXISTS" in line for line in sent)
+    samples = {
+        (e.asset_key.to_user_string(), e.check_name): e.metadata["dy_failed_sample"]
+        for e in result.get_asset_check_evaluations()
+        if e.check_name == "dy_filter__customer_exists"
+    }
+    # The removed lines of orders 4, 5, 6 and 7, shown by their keys.
+    assert len(samples[("order_lines", "dy_filter__customer_exists")].value.records) == 4
+
+
+def test_every_plan_shape_runs_in_duckdb_and_an_aggregation_falls_back_to_polars(
+    tmp_path: Path,
+) -> None:
+    frames = frames_of_ledger()
+    database = _duckdb_file(tmp_path / "ledger.duckdb", frames, MEMBERS)
+    checks = dd.collection_checks(
+        Ledger, members=MEMBERS, sources={m: dd.sources.DuckDBTableSource() for m in MEMBERS}
+    )
+    result, _ = _materialize(checks, MEMBERS, {"duckdb": DuckDBResource(database=str(database))})
+
+    outcomes = _outcomes(result)
+    assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
+    assert _filter_engines(outcomes) == {
+        f"dy_filter__{rule.name.replace('|', '__')}": (
+            {"polars"} if rule.name in POLARS_FILTERS else {"duckdb"}
+        )
+        for rule in filter_rules(Ledger)
+    }
+    # The fallback counts rows too: it is no filter that passes for want of SQL.
+    assert outcomes[("items", "dy_filter__few_items")] == (3, "polars")
+
+
+def test_filters_reading_members_of_another_database_run_in_polars(tmp_path: Path) -> None:
+    frames = shop_frames()
+    lines = {"lines": SHOP_MEMBERS["lines"]}
+    rest = {m: a for m, a in SHOP_MEMBERS.items() if m != "lines"}
+    shop = _duckdb_file(tmp_path / "shop.duckdb", {m: frames[m] for m in rest}, rest)
+    other = _duckdb_file(tmp_path / "lines.duckdb", {"lines": frames["lines"]}, lines)
+    checks = dd.collection_checks(
+        Shop,
+        members=SHOP_MEMBERS,
+        sources={
+            **{m: dd.sources.DuckDBTableSource() for m in rest},
+            "lines": dd.sources.DuckDBTableSource(resource_key="lines_db"),
+        },
+    )
+    result, _ = _materialize(
+        checks,
+        SHOP_MEMBERS,
+        {
+            "duckdb": DuckDBResource(database=str(shop)),
+            "lines_db": DuckDBResource(database=str(other)),
+        },
+    )
+
+    outcomes = _outcomes(result)
+    assert _failed(outcomes) == dataframely_counts(Shop, frames, SHOP_MEMBERS)
+    engines = {key: engine for key, (_, engine) in outcomes.items() if "filter" in key[1]}
+    assert engines == {
+        # Orders and customers share a database: a filter reading only them runs there.
+        ("orders", "dy_filter__customer_exists"): "duckdb",
+        ("orders", "dy_filter__order_has_lines"): "polars",
+        ("order_lines", "dy_filter__customer_exists"): "polars",
+        ("order_lines", "dy_filter__order_has_lines"): "polars",
+    }
+
+
+_PG_TYPES = {pl.Int64: "bigint", pl.Float64: "double precision", pl.String: "text"}
+
+
+def test_filters_on_members_of_one_postgres_database_run_there(postgres: PostgresServer) -> None:
+    frames = frames_of_ledger()
+    tables = {member: f"ledger_{asset}" for member, asset in MEMBERS.items()}
+    with postgres.connect() as connection:
+        for member, frame in frames.items():
+            connection.execute(f"drop table if exists {tables[member]}")
+            columns = ", ".join(
+                f"{name} {_PG_TYPES[dtype]}" for name, dtype in frame.schema.items()
+            )
+            connection.execute(f"create table {tables[member]} ({columns})")
+            with connection.cursor().copy(f"copy {tables[member]} from stdin") as copy:
+                for row in frame.iter_rows():
+                    copy.write_row(row)
+    checks = dd.collection_checks(
+        Ledger,
+        members=MEMBERS,
+        sources={
+            m: dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table=t)
+            for m, t in tables.items()
+        },
+    )
+    result, _ = _materialize(
+        checks, MEMBERS, {"warehouse": PostgresResource(conninfo=postgres.conninfo)}
+    )
+
+    outcomes = _outcomes(result)
+    assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
+    assert {
+        check: engines
+        for check, engines in _filter_engines(outcomes).items()
+        if check != "dy_filter__few_items"
+    } == {
+        f"dy_filter__{rule.name.replace('|', '__')}": {"postgres"}
+        for rule in filter_rules(Ledger)
+        if rule.name not in POLARS_FILTERS
+    }
+
+
+_KEY = st.integers(0, 5)
+_MAYBE_KEY = st.one_of(st.none(), _KEY)
+_MONEY = st.one_of(st.none(), st.sampled_from([-1.0, 0.0, 0.5, 1.0, 3.0]))
+
+
+def _rows(
+    schema: type[dy.Schema], **columns: st.SearchStrategy[Any]
+) -> st.SearchStrategy[pl.DataFrame]:
+    return st.lists(st.fixed_dictionaries(columns), max_size=8).map(
+        lambda rows: pl.DataFrame(rows, schema=schema.create_empty().schema, orient="row")
+    )
+
+
+_LEDGERS = st.fixed_dictionaries(
+    {
+        "clients": _rows(Clients, customer_id=_KEY, name=st.sampled_from([None, "Ada", "blocked"])),
+        "invoices": _rows(Invoices, order_id=_MAYBE_KEY, customer_id=_MAYBE_KEY, amount=_MONEY),
+        "items": _rows(
+            Items,
+            order_id=_KEY,
+            line_no=st.integers(0, 2),
+            quantity=st.one_of(st.none(), st.integers(0, 2)),
+        ),
+        "payments": _rows(Payments, order_id=_KEY, paid=_MONEY),
+    }
+)
+
+
+def _in_duckdb(frames: dict[str, pl.DataFrame]) -> dict[tuple[str, str], tuple[int, str]]:
+    """The collection checks' outcomes on `frames` held as tables of one DuckDB database."""
+    run = collection_run(Ledger, members=MEMBERS, settings=CheckSettings(max_failure_samples=2))
+    keys = set(dd.collection_checks(Ledger, members=MEMBERS).check_keys)
+    with duckdb.connect() as connection:
+        for member, frame in frames.items():
+            connection.register("frame", frame.to_arrow())
+            connection.execute(f'create table "{member}" as select * from frame')
+            connection.unregister("frame")
+        pushdowns = {
+            member: pushdown(
+                connection,
+                relation(connection, member, None, None),
+                lambda _: None,
+                resource_key="db",
+            )
+            for member in frames
+        }
+        lazy = {member: frame.lazy() for member, frame in frames.items()}
+        return {
+            (r.asset_key.to_user_string(), r.check_name): (
+                r.metadata["dy_failed_count"].value,
+                r.metadata["dy_engine"].value,
+            )
+            for r in collection_results(run, lazy, keys, pushdowns=pushdowns)
+            if r.asset_key is not None and r.check_name and "dy_engine" in r.metadata
+        }
+
+
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(frames=_LEDGERS)
+def test_sql_filters_count_what_collection_filter_removes(frames: dict[str, pl.DataFrame]) -> None:
+    outcomes = _in_duckdb(frames)
+    assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
+    engines = _filter_engines(outcomes)
+    assert engines.pop("dy_filter__few_items") == {"polars"}
+    assert set().union(*engines.values()) == {"duckdb"}

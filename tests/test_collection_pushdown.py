@@ -17,6 +17,7 @@ import dagster as dg
 import dataframely as dy
 import duckdb
 import polars as pl
+import pytest
 from dagster_duckdb import DuckDBResource
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
@@ -24,7 +25,7 @@ from ledger import MEMBERS, POLARS_FILTERS, Clients, Invoices, Items, Ledger, Pa
 from ledger import ledger_frames as frames_of_ledger
 from postgres import PostgresResource, PostgresServer
 from shop import MEMBERS as SHOP_MEMBERS
-from shop import Shop, shop_frames
+from shop import Customers, OrderLines, Orders, Shop, shop_collection, shop_frames
 from support import logs
 
 import dagster_dataframely as dd
@@ -293,3 +294,32 @@ def test_sql_filters_count_what_collection_filter_removes(frames: dict[str, pl.D
     engines = _filter_engines(outcomes)
     assert engines.pop("dy_filter__few_items") == {"polars"}
     assert set().union(*engines.values()) == {"duckdb"}
+
+
+@pytest.mark.parametrize(("limit", "engine"), [(4.0, "polars"), (100.0, "duckdb")])
+def test_a_failing_member_rule_without_an_sql_form_sends_the_filters_reading_it_to_polars(
+    tmp_path: Path, limit: float, engine: str
+) -> None:
+    class HalvedOrders(Orders):
+        @dy.rule()
+        def halved_amount_is_small(cls) -> pl.Expr:
+            """Half the amount is below the limit (a division: no SQL form)."""
+            return pl.col("amount") / 2 < limit
+
+    collection = shop_collection(Customers, HalvedOrders, OrderLines)
+    database = _duckdb_file(tmp_path / "shop.duckdb", shop_frames(), SHOP_MEMBERS)
+    checks = dd.collection_checks(
+        collection,
+        members=SHOP_MEMBERS,
+        sources={member: dd.sources.DuckDBTableSource() for member in SHOP_MEMBERS},
+    )
+    result, _ = _materialize(
+        checks, SHOP_MEMBERS, {"duckdb": DuckDBResource(database=str(database))}
+    )
+
+    outcomes = _outcomes(result)
+    assert _failed(outcomes) == dataframely_counts(collection, shop_frames(), SHOP_MEMBERS)
+    assert outcomes[("orders", "dy_rule__halved_amount_is_small")][1] == "polars"
+    # Which orders are valid is known in SQL only when the rule failed no row: both filters
+    # read orders, so on every member they run where the valid orders are known.
+    assert set().union(*_filter_engines(outcomes).values()) == {engine}

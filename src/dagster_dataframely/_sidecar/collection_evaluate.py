@@ -19,6 +19,10 @@ With `read_dtypes="cast"`, each member is cast on read as the sidecar casts a ta
 same pass as its rules; the filters then run on the cast members, and a value that does not
 convert stops them as a column mismatch does.
 
+A member read from a database source evaluates its rules there (pushdown), and the filters
+whose members share that database run there too (`collection_pushdown`); steps 2 and 3 are
+then only for the filters left to polars.
+
 A row is counted once per filter that removes it. A filter that returns a key twice makes
 `Collection.filter` duplicate the member's row (Dataframely's docs warn against it); here
 it stays one row.

@@ -23,6 +23,7 @@ from sqlglot import exp
 from ..catalogue import Rule
 from ..evaluate import Evaluation, _explaining
 from .backend import SQLTable, compile_rules
+from .literals import literal
 from .plans import Relation
 
 _MEMBER = "__dy_member"
@@ -30,6 +31,8 @@ _REPEATED = "__dy_repeated"
 _ROW = "__dy_row"
 _OTHER = "__dy_other"
 _ROWS = "__dy_rows"
+#: Up to this many rows failing a `unique` or primary-key rule, its repeated keys are listed.
+_LISTED_ROWS = 10_000
 
 
 @dataclass(frozen=True)
@@ -77,13 +80,45 @@ def member_rows(
                 exp.Coalesce(this=exp.paren(compiled[rule.name]), expressions=[exp.true()])
             )
         else:
-            keys = list(rule.distinct_over)
-            same = _same_key(keys, _REPEATED, _MEMBER, null_safe=True)
-            repeated = exp.select(exp.Literal.number(1)).from_(
-                table.repeated(keys).subquery(_REPEATED)
-            )
-            passes.append(exp.not_(exp.Exists(this=repeated.where(same))))
+            passes.append(_unrepeated(table, list(rule.distinct_over), failed[rule.name], dtypes))
     return MemberRows(table, dict(dtypes), exp.and_(*passes) if passes else None)
+
+
+def _unrepeated(
+    table: SQLTable, keys: list[str], failed: int, dtypes: Mapping[str, pl.DataType]
+) -> exp.Expr:
+    """On a row of the member: its `keys` are not held by another row. A few repeated keys
+    (as `failed` rows tell) are fetched once and listed, so the filters' queries, which read
+    the valid rows several times, do not group the table each time; else a subquery."""
+    listed = _listed_keys(table, keys, dtypes) if failed <= _LISTED_ROWS else None
+    if listed is not None:
+        columns = [exp.column(name, table=_MEMBER, quoted=True) for name in keys]
+        value = columns[0] if len(keys) == 1 else exp.Tuple(expressions=columns)
+        # A row with a null key part holds none of the (null-free) listed keys.
+        return exp.Coalesce(
+            this=exp.not_(exp.In(this=value, expressions=listed)), expressions=[exp.true()]
+        )
+    same = _same_key(keys, _REPEATED, _MEMBER, null_safe=True)
+    repeated = exp.select(exp.Literal.number(1)).from_(table.repeated(keys).subquery(_REPEATED))
+    return exp.not_(exp.Exists(this=repeated.where(same)))
+
+
+def _listed_keys(
+    table: SQLTable, keys: list[str], dtypes: Mapping[str, pl.DataType]
+) -> list[exp.Expr] | None:
+    """The repeated `keys` as literals (tuples for several), or None where one is null or
+    has no literal of its column's type."""
+    found = table.run(table.sql(table.repeated(keys)))
+    listed: list[exp.Expr] = []
+    for row in found.select(keys).iter_rows():
+        values = [
+            literal(v, dtypes[k]) if v is not None else None for k, v in zip(keys, row, strict=True)
+        ]
+        if any(value is None for value in values):
+            return None
+        items = [value for value in values if value is not None]
+        listed.append(items[0] if len(items) == 1 else exp.Tuple(expressions=items))
+    return listed or None
 
 
 def kept(relation: Relation, key: Sequence[str]) -> exp.Expr:

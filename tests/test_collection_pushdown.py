@@ -298,7 +298,7 @@ def test_sql_filters_count_what_collection_filter_removes(
     frames: dict[str, pl.DataFrame], listed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     # A few repeated keys are listed as literals, many are excluded by a grouping subquery.
-    monkeypatch.setattr(sql_filters, "_LISTED_ROWS", 10_000 if listed else 0)
+    monkeypatch.setattr(sql_filters, "_LISTED_ROWS", 1_000 if listed else 0)
     outcomes = _in_duckdb(frames)
     assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
     engines = _filter_engines(outcomes)

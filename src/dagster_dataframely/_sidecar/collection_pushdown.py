@@ -27,10 +27,8 @@ from .._engine.evaluate import Evaluation
 from .collection_rules import propagated_member
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
-    from sqlglot import exp
-
     from .._engine.sql.backend import SQLTable
-    from .._engine.sql.filters import MemberRows
+    from .._engine.sql.filters import KeyMatch, MemberRows
     from .collection_members import CollectionRun, Member
 
 
@@ -95,18 +93,18 @@ def _database_results(
     dialect = rows[members[0]].table.dialect
     relations = {name: rows[name].valid() for name in members}
     logic = collection_filters(run.collection)
-    keeps: dict[str, exp.Expr] = {}
+    keeps: dict[str, KeyMatch] = {}
     for rule in {rule.name: rule for rule, member in wanted if member.name in members}.values():
         propagating = propagated_member(rule)
         if propagating is not None:
             if propagating in members:
-                keeps[rule.name] = not_dropped(rows[propagating], key)
+                keeps[rule.name] = not_dropped(rows[propagating])
             continue
         plan = compile_plan(
             partial(_filtered, run.collection, logic[rule.name]), dtypes, relations, key, dialect
         )
         if plan is not None:
-            keeps[rule.name] = kept(plan.relation, key)
+            keeps[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in keeps]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in keeps)]
     return list(_evaluated(run, rows, pushed, keeps, key)), left
@@ -125,7 +123,7 @@ def _evaluated(
     run: CollectionRun,
     rows: Mapping[str, MemberRows],
     pushed: Sequence[tuple[Rule, Member]],
-    keeps: Mapping[str, exp.Expr],
+    keeps: Mapping[str, KeyMatch],
     key: Sequence[str],
 ) -> Iterator[dg.AssetCheckResult]:
     from .._engine.sql.filters import evaluate_filters

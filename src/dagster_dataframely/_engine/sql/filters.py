@@ -7,8 +7,8 @@ key the filter does not return: an inner join, so a null key is never kept. A me
 holds (a null key matches none). Here each member's valid rows are a SQL relation (its rules
 that failed a row, as predicates, and its repeated keys), a filter's kept keys the translated
 plan over those relations (`plans`), and on each member one query counts every filter's
-removed rows (`EXISTS` on the key, so a key kept twice still removes nothing and keeps one
-row), then bounded queries sample them.
+removed rows (a left join to each filter's distinct keys, so a key kept twice still keeps
+one row), then bounded queries sample them.
 """
 
 from __future__ import annotations
@@ -31,6 +31,7 @@ _REPEATED = "__dy_repeated"
 _ROW = "__dy_row"
 _OTHER = "__dy_other"
 _ROWS = "__dy_rows"
+_HIT = "__dy_hit"
 #: Up to this many rows failing a `unique` or primary-key rule, its repeated keys are listed.
 _LISTED_ROWS = 1_000
 
@@ -133,51 +134,81 @@ def _listed_keys(
     return listed or None
 
 
-def kept(relation: Relation, key: Sequence[str]) -> exp.Expr:
-    """On a row of a member: a filter whose kept keys are `relation` keeps it."""
-    inner = exp.select(exp.Literal.number(1)).from_(relation.select.subquery(_OTHER))
-    return exp.Exists(this=inner.where(_same_key(key, _OTHER, _ROW, null_safe=False)))
+@dataclass(frozen=True)
+class KeyMatch:
+    """A filter's condition on a member's rows: its key among the key columns of `keys`
+    keeps the row (a filter's kept keys, `kept`) or removes it (a propagating member's
+    failing rows, `kept=False`)."""
+
+    keys: exp.Select
+    kept: bool
+
+    def joined(self, key: Sequence[str], alias: str) -> exp.Subquery:
+        """The distinct keys, each marked `__dy_hit`, to left-join a member's rows on."""
+        columns = [exp.column(name, table=_OTHER, quoted=True) for name in key]
+        distinct = exp.select(*columns, exp.alias_(exp.true(), _HIT)).distinct()
+        return distinct.from_(self.keys.copy().subquery(_OTHER)).subquery(alias)
+
+    def removes(self, alias: str) -> exp.Expr:
+        """On the joined row: the filter removes it."""
+        missing = exp.Is(this=exp.column(_HIT, table=alias), expression=exp.Null())
+        return missing if self.kept else exp.not_(missing)
 
 
-def not_dropped(failing: MemberRows, key: Sequence[str]) -> exp.Expr:
-    """On a row of a member: no failing row of the propagating member `failing` holds its
-    key."""
-    return exp.not_(kept(failing.invalid(), key))
+def kept(relation: Relation) -> KeyMatch:
+    """A filter whose kept keys are `relation`."""
+    return KeyMatch(relation.select, kept=True)
+
+
+def not_dropped(failing: MemberRows) -> KeyMatch:
+    """A propagating member `failing`: its failing rows remove their key elsewhere."""
+    return KeyMatch(failing.invalid().select, kept=False)
 
 
 def evaluate_filters(
     target: MemberRows,
     rules: Sequence[Rule],
-    keeps: Mapping[str, exp.Expr],
+    matches: Mapping[str, KeyMatch],
     *,
     max_failure_samples: int,
     identify: Sequence[str],
     key: Sequence[str],
 ) -> Evaluation:
-    """Each of `rules` (a filter's record, kept where `keeps[rule.name]` holds) counted on
-    the valid rows of `target` in one query; the removed rows of each failing one sampled."""
+    """Each of `rules` (a filter's record, its condition `matches[rule.name]`) counted on
+    the valid rows of `target` in one query, each joined to the distinct keys of every
+    filter (so no row is repeated); the removed rows of each failing one sampled."""
     table = target.table
-    rows = target.valid().select.subquery(_ROW)
-    counts = exp.select(
-        exp.alias_(exp.Count(this=exp.Star()), _ROWS),
-        *(
-            exp.alias_(table.dialect.count_where(exp.not_(keeps[rule.name])), f"r{index}")
-            for index, rule in enumerate(rules)
+    aliases = [f"__dy_keys_{index}" for index in range(len(rules))]
+
+    def joined(select: exp.Select, pairs: Sequence[tuple[Rule, str]]) -> exp.Select:
+        select = select.from_(target.valid().select.subquery(_ROW))
+        for rule, alias in pairs:
+            on = _same_key(key, alias, _ROW, null_safe=False)
+            select = select.join(matches[rule.name].joined(key, alias), on=on, join_type="left")
+        return select
+
+    counts = joined(
+        exp.select(
+            exp.alias_(exp.Count(this=exp.Star()), _ROWS),
+            *(
+                exp.alias_(table.dialect.count_where(matches[rule.name].removes(alias)), alias)
+                for rule, alias in zip(rules, aliases, strict=True)
+            ),
         ),
-    ).from_(rows.copy())
+        list(zip(rules, aliases, strict=True)),
+    )
     found = table.run(table.sql(counts)).row(0)
     failed = {rule.name: int(n or 0) for rule, n in zip(rules, found[1:], strict=True)}
     samples: dict[str, pl.DataFrame] = {}
-    for rule in rules:
+    for rule, alias in zip(rules, aliases, strict=True):
         if not (max_failure_samples and failed[rule.name]):
             continue
         shown = _explaining(replace(rule, expr=pl.struct(list(key))), identify, target.dtypes)
-        query = (
-            exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown))
-            .from_(rows.copy())
-            .where(exp.not_(keeps[rule.name]))
-            .limit(max_failure_samples)
+        query = joined(
+            exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown)),
+            [(rule, alias)],
         )
+        query = query.where(matches[rule.name].removes(alias)).limit(max_failure_samples)
         samples[rule.name] = table.run(table.sql(query))
     return Evaluation(
         row_count=int(found[0]),

@@ -93,21 +93,21 @@ def _database_results(
     dialect = rows[members[0]].table.dialect
     relations = {name: rows[name].valid() for name in members}
     logic = collection_filters(run.collection)
-    keeps: dict[str, KeyMatch] = {}
+    matches: dict[str, KeyMatch] = {}
     for rule in {rule.name: rule for rule, member in wanted if member.name in members}.values():
         propagating = propagated_member(rule)
         if propagating is not None:
             if propagating in members:
-                keeps[rule.name] = not_dropped(rows[propagating])
+                matches[rule.name] = not_dropped(rows[propagating])
             continue
         plan = compile_plan(
             partial(_filtered, run.collection, logic[rule.name]), dtypes, relations, key, dialect
         )
         if plan is not None:
-            keeps[rule.name] = kept(plan.relation)
-    pushed = [(r, m) for r, m in wanted if m.name in members and r.name in keeps]
-    left = [(r, m) for r, m in wanted if not (m.name in members and r.name in keeps)]
-    return list(_evaluated(run, rows, pushed, keeps, key)), left
+            matches[rule.name] = kept(plan.relation)
+    pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
+    left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
+    return list(_evaluated(run, rows, pushed, matches, key)), left
 
 
 def _filtered(
@@ -115,7 +115,7 @@ def _filtered(
     logic: Callable[[Any], pl.LazyFrame],
     frames: Mapping[str, pl.LazyFrame],
 ) -> pl.LazyFrame:
-    """The keys the filter `logic` keeps, on the members `frames`."""
+    """The keys the filter `logic` matches, on the members `frames`."""
     return logic(collection_instance(collection, dict(frames)))
 
 
@@ -123,7 +123,7 @@ def _evaluated(
     run: CollectionRun,
     rows: Mapping[str, MemberRows],
     pushed: Sequence[tuple[Rule, Member]],
-    keeps: Mapping[str, KeyMatch],
+    matches: Mapping[str, KeyMatch],
     key: Sequence[str],
 ) -> Iterator[dg.AssetCheckResult]:
     from .._engine.sql.filters import evaluate_filters
@@ -135,7 +135,7 @@ def _evaluated(
         evaluation = evaluate_filters(
             rows[member.name],
             mine,
-            {rule.name: keeps[rule.name] for rule in mine},
+            {rule.name: matches[rule.name] for rule in mine},
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
             key=key,

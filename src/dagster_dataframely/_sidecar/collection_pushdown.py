@@ -6,12 +6,15 @@ resource), each member's failing rules have an exact SQL form (its valid rows ar
 relation), and the filter's plan translates (`_engine.sql.plans`). A propagating member's
 failures run in SQL on the members of its database. Every other (filter, member) pair is
 left to the polars evaluation, which counts the same rows; each check's `dy_engine` says
-where it ran.
+where it ran. Each filter's kept keys (and each propagating member's failing keys) are
+worked out once per database, staged as a temporary table where the database allows one
+(`_engine.sql.staging`), and read by every member's count and sample queries.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -107,7 +110,12 @@ def _database_results(
             matches[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
-    return list(_evaluated(run, rows, pushed, matches, key)), left
+    opens = rows[members[0]].table.session
+    with opens() if opens is not None and pushed else nullcontext() as session:
+        if session is None:
+            return list(_evaluated(run, rows, pushed, matches, key)), left
+        staged = {name: match.staged(key, session) for name, match in matches.items()}
+        return list(_evaluated(run, rows, pushed, staged, key, session.run)), left
 
 
 def _filtered(
@@ -125,6 +133,7 @@ def _evaluated(
     pushed: Sequence[tuple[Rule, Member]],
     matches: Mapping[str, KeyMatch],
     key: Sequence[str],
+    query: Callable[[str], pl.DataFrame] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     from .._engine.sql.filters import evaluate_filters
 
@@ -139,6 +148,7 @@ def _evaluated(
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
             key=key,
+            run=query,
         )
         yield from results(
             [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key

@@ -7,7 +7,8 @@ evaluator over only the columns it reads. It returns the polars backend's `Evalu
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Mapping, Sequence
-from dataclasses import dataclass
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field
 
 import dataframely as dy
 import polars as pl
@@ -16,7 +17,9 @@ from sqlglot import exp
 from ..catalogue import Rule
 from ..evaluate import POLARS, Evaluation, _explaining, evaluate
 from .dialects import DIALECTS, Dialect
+from .repeated import LISTED_ROWS, held, listed
 from .rules import groupable, predicate
+from .staging import Session
 
 _ROWS = "__dy_rows"
 _COUNT = "__dy_count"
@@ -31,13 +34,18 @@ class SQLTable:
     `relation` selects the table's rows (`SELECT * FROM t WHERE <partition>`); `run` sends
     one SQL text (rendered for `dialect`) and returns its result as a frame. Tables with
     equal `database` (the source's kind and resource; None: unknown) are in one database:
-    a query may join them (a collection's filters).
+    a query may join them (a collection's filters). `session` opens one connection to the
+    database that may stage relations as temporary tables (None: queries only).
     """
 
     relation: exp.Select
     dialect: Dialect
     run: Callable[[str], pl.DataFrame]
     database: Hashable | None = None
+    session: Callable[[], AbstractContextManager[Session]] | None = None
+    _repeated: dict[tuple[str, ...], pl.DataFrame] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def of(
@@ -47,8 +55,15 @@ class SQLTable:
         dialect: str,
         run: Callable[[str], pl.DataFrame],
         database: Hashable | None = None,
+        session: Callable[[], AbstractContextManager[Session]] | None = None,
     ) -> SQLTable:
-        return cls(relation=relation, dialect=DIALECTS[dialect], run=run, database=database)
+        return cls(
+            relation=relation,
+            dialect=DIALECTS[dialect],
+            run=run,
+            database=database,
+            session=session,
+        )
 
     def evaluate(
         self,
@@ -73,7 +88,9 @@ class SQLTable:
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
                 shown = _explaining(rule, identify, dtypes)
-                query = self.sample(rule, compiled[rule.name], shown, max_failure_samples)
+                query = self.sample(
+                    rule, compiled[rule.name], shown, max_failure_samples, failed[rule.name], dtypes
+                )
                 samples[rule.name] = self.run(self.sql(query))
         engines = dict.fromkeys(failed, self.dialect.name)
         rest = [rule for rule in rules if rule.name not in compiled]
@@ -130,16 +147,41 @@ class SQLTable:
             .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
         )
 
+    def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
+        """The rows of `repeated(keys)`, fetched once per table: a rule's sample and a
+        collection's filters both list them (`repeated`)."""
+        if tuple(keys) not in self._repeated:
+            self._repeated[tuple(keys)] = self.run(self.sql(self.repeated(keys)))
+        return self._repeated[tuple(keys)]
+
     def sample(
-        self, rule: Rule, condition: exp.Expr, shown: Sequence[str], limit: int
+        self,
+        rule: Rule,
+        condition: exp.Expr,
+        shown: Sequence[str],
+        limit: int,
+        failed: int,
+        dtypes: Mapping[str, pl.DataType],
     ) -> exp.Select:
         """Up to `limit` failing rows of `rule`, its explaining columns; for a `unique` or
-        primary-key rule, the rows of its `limit` smallest repeated keys."""
+        primary-key rule, the rows of its `limit` smallest repeated keys (listed where the
+        rule `failed` few rows, else found by grouping again)."""
         columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
         if rule.distinct_over is None:
             failing = exp.not_(exp.paren(condition))
             return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
         keys = list(rule.distinct_over)
+        order = [exp.column(key, table=_TABLE, quoted=True) for key in keys]
+        found = self.repeated_keys(keys) if failed <= LISTED_ROWS else None
+        few = None if found is None else listed(found.sort(keys).head(limit), keys, dtypes)
+        if few is not None:
+            return (
+                exp.select(*columns)
+                .from_(self.rows())
+                .where(held(order, few))
+                .order_by(*order)
+                .limit(limit)
+            )
         smallest = (
             exp.select(*(exp.column(key, quoted=True) for key in keys))
             .from_(self.repeated(keys).subquery("repeated"))

@@ -13,7 +13,7 @@ one row), then bounded queries sample them.
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
 import dataframely as dy
@@ -23,8 +23,9 @@ from sqlglot import exp
 from ..catalogue import Rule
 from ..evaluate import Evaluation, _explaining
 from .backend import SQLTable, compile_rules
-from .literals import literal
 from .plans import Relation
+from .repeated import LISTED_ROWS, held, listed
+from .staging import Session
 
 _MEMBER = "__dy_member"
 _REPEATED = "__dy_repeated"
@@ -32,8 +33,7 @@ _ROW = "__dy_row"
 _OTHER = "__dy_other"
 _ROWS = "__dy_rows"
 _HIT = "__dy_hit"
-#: Up to this many rows failing a `unique` or primary-key rule, its repeated keys are listed.
-_LISTED_ROWS = 1_000
+_LISTED_ROWS = LISTED_ROWS
 
 
 @dataclass(frozen=True)
@@ -89,65 +89,44 @@ def _unrepeated(
     table: SQLTable, keys: list[str], failed: int, dtypes: Mapping[str, pl.DataType]
 ) -> exp.Expr:
     """On a row of the member: its `keys` are not held by another row. A few repeated keys
-    (as `failed` rows tell) are fetched once and listed, so the filters' queries, which read
-    the valid rows several times, do not group the table each time; else a subquery."""
-    listed = _listed_keys(table, keys, dtypes) if failed <= _LISTED_ROWS else None
-    if listed is not None:
+    (as `failed` rows tell) are listed (`repeated`), so the filters' queries, which read the
+    valid rows several times, do not group the table each time; else a subquery."""
+    found = table.repeated_keys(keys) if failed <= _LISTED_ROWS else None
+    keys_listed = None if found is None else listed(found, keys, dtypes)
+    if keys_listed is not None:
         columns = [exp.column(name, table=_MEMBER, quoted=True) for name in keys]
-        # One column: `IN`; several: an `OR` of equalities, which DuckDB evaluates far faster
-        # than a row value `IN`. A null key part matches none of the (null-free) listed keys.
-        held = (
-            exp.In(this=columns[0], expressions=[values[0] for values in listed])
-            if len(keys) == 1
-            else exp.or_(
-                *(
-                    exp.and_(
-                        *(
-                            exp.EQ(this=c, expression=v)
-                            for c, v in zip(columns, values, strict=True)
-                        )
-                    )
-                    for values in listed
-                )
-            )
+        return exp.Coalesce(
+            this=exp.not_(exp.paren(held(columns, keys_listed))), expressions=[exp.true()]
         )
-        return exp.Coalesce(this=exp.not_(exp.paren(held)), expressions=[exp.true()])
     same = _same_key(keys, _REPEATED, _MEMBER, null_safe=True)
     repeated = exp.select(exp.Literal.number(1)).from_(table.repeated(keys).subquery(_REPEATED))
     return exp.not_(exp.Exists(this=repeated.where(same)))
-
-
-def _listed_keys(
-    table: SQLTable, keys: list[str], dtypes: Mapping[str, pl.DataType]
-) -> list[list[exp.Expr]] | None:
-    """The repeated `keys`, each as literals of its columns' types, or None where a key part
-    is null or has no literal of its column's type."""
-    found = table.run(table.sql(table.repeated(keys)))
-    listed: list[list[exp.Expr]] = []
-    for row in found.select(keys).iter_rows():
-        values = [
-            None if v is None else literal(v, dtypes[k]) for k, v in zip(keys, row, strict=True)
-        ]
-        if any(value is None for value in values):
-            return None
-        listed.append([value for value in values if value is not None])
-    return listed or None
 
 
 @dataclass(frozen=True)
 class KeyMatch:
     """A filter's condition on a member's rows: its key among the key columns of `keys`
     keeps the row (a filter's kept keys, `kept`) or removes it (a propagating member's
-    failing rows, `kept=False`)."""
+    failing rows, `kept=False`). `distinct`: `keys` holds each key once, as staged."""
 
     keys: exp.Select
     kept: bool
+    distinct: bool = False
 
     def joined(self, key: Sequence[str], alias: str) -> exp.Subquery:
         """The distinct keys, each marked `__dy_hit`, to left-join a member's rows on."""
         columns = [exp.column(name, table=_OTHER, quoted=True) for name in key]
-        distinct = exp.select(*columns, exp.alias_(exp.true(), _HIT)).distinct()
-        return distinct.from_(self.keys.copy().subquery(_OTHER)).subquery(alias)
+        select = exp.select(*columns, exp.alias_(exp.true(), _HIT))
+        select = select if self.distinct else select.distinct()
+        return select.from_(self.keys.copy().subquery(_OTHER)).subquery(alias)
+
+    def staged(self, key: Sequence[str], session: Session) -> KeyMatch:
+        """This condition with its distinct `key` columns worked out once, as a temporary
+        table of `session` (itself where the database refuses one)."""
+        columns = [exp.column(name, table=_OTHER, quoted=True) for name in key]
+        select = exp.select(*columns).distinct().from_(self.keys.copy().subquery(_OTHER))
+        staged = session.stage(select)
+        return self if staged is select else KeyMatch(staged, self.kept, distinct=True)
 
     def removes(self, alias: str) -> exp.Expr:
         """On the joined row: the filter removes it."""
@@ -173,11 +152,14 @@ def evaluate_filters(
     max_failure_samples: int,
     identify: Sequence[str],
     key: Sequence[str],
+    run: Callable[[str], pl.DataFrame] | None = None,
 ) -> Evaluation:
     """Each of `rules` (a filter's record, its condition `matches[rule.name]`) counted on
     the valid rows of `target` in one query, each joined to the distinct keys of every
-    filter (so no row is repeated); the removed rows of each failing one sampled."""
+    filter (so no row is repeated); the removed rows of each failing one sampled. `run`:
+    the session that staged `matches` (default: the table's own queries)."""
     table = target.table
+    run = run or table.run
     aliases = [f"__dy_keys_{index}" for index in range(len(rules))]
 
     def joined(select: exp.Select, pairs: Sequence[tuple[Rule, str]]) -> exp.Select:
@@ -197,7 +179,7 @@ def evaluate_filters(
         ),
         list(zip(rules, aliases, strict=True)),
     )
-    found = table.run(table.sql(counts)).row(0)
+    found = run(table.sql(counts)).row(0)
     failed = {rule.name: int(n or 0) for rule, n in zip(rules, found[1:], strict=True)}
     samples: dict[str, pl.DataFrame] = {}
     for rule, alias in zip(rules, aliases, strict=True):
@@ -209,7 +191,7 @@ def evaluate_filters(
             [(rule, alias)],
         )
         query = query.where(matches[rule.name].removes(alias)).limit(max_failure_samples)
-        samples[rule.name] = table.run(table.sql(query))
+        samples[rule.name] = run(table.sql(query))
     return Evaluation(
         row_count=int(found[0]),
         failed=failed,

@@ -23,7 +23,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ledger import MEMBERS, POLARS_FILTERS, Clients, Invoices, Items, Ledger, Payments
 from ledger import ledger_frames as frames_of_ledger
-from postgres import PostgresResource, PostgresServer
+from postgres import USER, PostgresResource, PostgresServer
 from shop import MEMBERS as SHOP_MEMBERS
 from shop import Customers, OrderLines, Orders, Shop, shop_collection, shop_frames
 from support import logs
@@ -123,6 +123,9 @@ def test_filters_on_members_of_one_duckdb_file_run_there_with_dataframelys_count
     # Every rule and every filter ran in DuckDB; the filters' queries join the members there.
     assert {engine for _, engine in outcomes.values()} == {"duckdb"}
     assert any("Pushed down to DuckDB" in line and "EXISTS" in line for line in sent)
+    # Each filter's kept keys are worked out once, for every member's queries to read.
+    staged = [line for line in sent if "CREATE TEMPORARY TABLE" in line]
+    assert len(staged) == len(filter_rules(Shop))
     samples = {
         (e.asset_key.to_user_string(), e.check_name): e.metadata["dy_failed_sample"]
         for e in result.get_asset_check_evaluations()
@@ -192,11 +195,11 @@ def test_filters_reading_members_of_another_database_run_in_polars(tmp_path: Pat
 _PG_TYPES = {pl.Int64: "bigint", pl.Float64: "double precision", pl.String: "text"}
 
 
-def test_filters_on_members_of_one_postgres_database_run_there(postgres: PostgresServer) -> None:
-    frames = frames_of_ledger()
+def _ledger_in_postgres(postgres: PostgresServer) -> dict[str, str]:
+    """The ledger's frames as tables of the server's database: member -> table."""
     tables = {member: f"ledger_{asset}" for member, asset in MEMBERS.items()}
     with postgres.connect() as connection:
-        for member, frame in frames.items():
+        for member, frame in frames_of_ledger().items():
             connection.execute(f"drop table if exists {tables[member]}")
             columns = ", ".join(
                 f"{name} {_PG_TYPES[dtype]}" for name, dtype in frame.schema.items()
@@ -205,6 +208,12 @@ def test_filters_on_members_of_one_postgres_database_run_there(postgres: Postgre
             with connection.cursor().copy(f"copy {tables[member]} from stdin") as copy:
                 for row in frame.iter_rows():
                     copy.write_row(row)
+    return tables
+
+
+def _ledger_checks_in_postgres(
+    postgres: PostgresServer, tables: dict[str, str], user: str
+) -> tuple[dict[tuple[str, str], tuple[int, str]], list[str]]:
     checks = dd.collection_checks(
         Ledger,
         members=MEMBERS,
@@ -213,12 +222,11 @@ def test_filters_on_members_of_one_postgres_database_run_there(postgres: Postgre
             for m, t in tables.items()
         },
     )
-    result, _ = _materialize(
-        checks, MEMBERS, {"warehouse": PostgresResource(conninfo=postgres.conninfo)}
+    result, sent = _materialize(
+        checks, MEMBERS, {"warehouse": PostgresResource(conninfo=postgres.conninfo_for(user))}
     )
-
     outcomes = _outcomes(result)
-    assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
+    assert _failed(outcomes) == dataframely_counts(Ledger, frames_of_ledger(), MEMBERS)
     assert {
         check: engines
         for check, engines in _filter_engines(outcomes).items()
@@ -228,6 +236,31 @@ def test_filters_on_members_of_one_postgres_database_run_there(postgres: Postgre
         for rule in filter_rules(Ledger)
         if rule.name not in POLARS_FILTERS
     }
+    return outcomes, sent
+
+
+def test_filters_on_members_of_one_postgres_database_run_there(postgres: PostgresServer) -> None:
+    _, sent = _ledger_checks_in_postgres(postgres, _ledger_in_postgres(postgres), USER)
+
+    staged = [line for line in sent if "CREATE TEMPORARY TABLE" in line]
+    assert len(staged) == len(filter_rules(Ledger)) - len(POLARS_FILTERS)
+
+
+def test_a_role_that_may_not_create_temporary_tables_counts_the_same(
+    postgres: PostgresServer,
+) -> None:
+    tables = _ledger_in_postgres(postgres)
+    with postgres.connect() as connection:
+        connection.execute("DROP ROLE IF EXISTS ledger_reader")  # its tables were dropped
+        connection.execute("CREATE ROLE ledger_reader LOGIN")
+        connection.execute(f"GRANT SELECT ON {', '.join(tables.values())} TO ledger_reader")
+        # Every transaction of the role is read-only: PostgreSQL refuses a temporary table.
+        connection.execute("ALTER ROLE ledger_reader SET default_transaction_read_only = on")
+
+    _, sent = _ledger_checks_in_postgres(postgres, tables, "ledger_reader")
+
+    assert any("refused a temporary table" in line for line in sent)
+    assert not any("DROP TABLE" in line for line in sent)
 
 
 _KEY = st.integers(0, 5)

@@ -114,7 +114,7 @@ def _database_results(
     with opens() if opens is not None and pushed else nullcontext() as session:
         if session is None:
             return list(_evaluated(run, rows, pushed, matches, key)), left
-        staged = {name: match.staged(key, session) for name, match in matches.items()}
+        staged = {name: match.staged_in(key, session) for name, match in matches.items()}
         return list(_evaluated(run, rows, pushed, staged, key, session.run)), left
 
 

@@ -107,31 +107,49 @@ def _unrepeated(
 class KeyMatch:
     """A filter's condition on a member's rows: its key among the key columns of `keys`
     keeps the row (a filter's kept keys, `kept`) or removes it (a propagating member's
-    failing rows, `kept=False`). `distinct`: `keys` holds each key once, as staged."""
+    failing rows, `kept=False`). `staged`: `keys` is a temporary table holding each non-null
+    key once, read by a membership test (hashed on the keys, not on the member's rows);
+    else the member's rows are left-joined to the keys' distinct values."""
 
     keys: exp.Select
     kept: bool
-    distinct: bool = False
+    staged: bool = False
 
-    def joined(self, key: Sequence[str], alias: str) -> exp.Subquery:
-        """The distinct keys, each marked `__dy_hit`, to left-join a member's rows on."""
+    def joined(self, key: Sequence[str], alias: str) -> exp.Subquery | None:
+        """The distinct keys, each marked `__dy_hit`, to left-join a member's rows on (None:
+        staged keys are tested, not joined)."""
+        if self.staged:
+            return None
         columns = [exp.column(name, table=_OTHER, quoted=True) for name in key]
-        select = exp.select(*columns, exp.alias_(exp.true(), _HIT))
-        select = select if self.distinct else select.distinct()
+        select = exp.select(*columns, exp.alias_(exp.true(), _HIT)).distinct()
         return select.from_(self.keys.copy().subquery(_OTHER)).subquery(alias)
 
-    def staged(self, key: Sequence[str], session: Session) -> KeyMatch:
-        """This condition with its distinct `key` columns worked out once, as a temporary
-        table of `session` (itself where the database refuses one)."""
+    def staged_in(self, key: Sequence[str], session: Session) -> KeyMatch:
+        """This condition with its distinct non-null `key` columns worked out once, as a
+        temporary table of `session` (itself where the database refuses one). A key with a
+        null part matches no row (an inner join's equality), so it is left out."""
         columns = [exp.column(name, table=_OTHER, quoted=True) for name in key]
         select = exp.select(*columns).distinct().from_(self.keys.copy().subquery(_OTHER))
+        select = select.where(
+            exp.and_(*(exp.not_(exp.Is(this=c, expression=exp.Null())) for c in columns))
+        )
         staged = session.stage(select)
-        return self if staged is select else KeyMatch(staged, self.kept, distinct=True)
+        return self if staged is select else KeyMatch(staged, self.kept, staged=True)
 
-    def removes(self, alias: str) -> exp.Expr:
-        """On the joined row: the filter removes it."""
-        missing = exp.Is(this=exp.column(_HIT, table=alias), expression=exp.Null())
-        return missing if self.kept else exp.not_(missing)
+    def removes(self, key: Sequence[str], alias: str) -> exp.Expr:
+        """On the member's (joined) row: the filter removes it."""
+        if self.staged:
+            row = [exp.column(name, table=_ROW, quoted=True) for name in key]
+            columns = [exp.column(name, quoted=True) for name in key]
+            test = exp.In(
+                this=row[0] if len(row) == 1 else exp.Tuple(expressions=row),
+                query=exp.select(*columns).from_(self.keys.copy().subquery(alias)).subquery(),
+            )
+            # A key with a null part is in no set: the test is null, the key not held.
+            held: exp.Expr = exp.Coalesce(this=test, expressions=[exp.false()])
+        else:
+            held = exp.not_(exp.Is(this=exp.column(_HIT, table=alias), expression=exp.Null()))
+        return exp.not_(held) if self.kept else held
 
 
 def kept(relation: Relation) -> KeyMatch:
@@ -155,8 +173,9 @@ def evaluate_filters(
     run: Callable[[str], pl.DataFrame] | None = None,
 ) -> Evaluation:
     """Each of `rules` (a filter's record, its condition `matches[rule.name]`) counted on
-    the valid rows of `target` in one query, each joined to the distinct keys of every
-    filter (so no row is repeated); the removed rows of each failing one sampled. `run`:
+    the valid rows of `target` in one query, each tested against every filter's staged keys
+    or joined to their distinct values (so no row is repeated); the removed rows of each
+    failing one sampled. `run`:
     the session that staged `matches` (default: the table's own queries)."""
     table = target.table
     run = run or table.run
@@ -165,15 +184,17 @@ def evaluate_filters(
     def joined(select: exp.Select, pairs: Sequence[tuple[Rule, str]]) -> exp.Select:
         select = select.from_(target.valid().select.subquery(_ROW))
         for rule, alias in pairs:
-            on = _same_key(key, alias, _ROW, null_safe=False)
-            select = select.join(matches[rule.name].joined(key, alias), on=on, join_type="left")
+            keys = matches[rule.name].joined(key, alias)
+            if keys is not None:
+                on = _same_key(key, alias, _ROW, null_safe=False)
+                select = select.join(keys, on=on, join_type="left")
         return select
 
     counts = joined(
         exp.select(
             exp.alias_(exp.Count(this=exp.Star()), _ROWS),
             *(
-                exp.alias_(table.dialect.count_where(matches[rule.name].removes(alias)), alias)
+                exp.alias_(table.dialect.count_where(matches[rule.name].removes(key, alias)), alias)
                 for rule, alias in zip(rules, aliases, strict=True)
             ),
         ),
@@ -190,7 +211,7 @@ def evaluate_filters(
             exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown)),
             [(rule, alias)],
         )
-        query = query.where(matches[rule.name].removes(alias)).limit(max_failure_samples)
+        query = query.where(matches[rule.name].removes(key, alias)).limit(max_failure_samples)
         samples[rule.name] = run(table.sql(query))
     return Evaluation(
         row_count=int(found[0]),

@@ -11,7 +11,7 @@ polars (`dy_engine: polars`) with the same counts.
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
 import dagster as dg
 import dataframely as dy
@@ -31,6 +31,7 @@ from support import logs
 import dagster_dataframely as dd
 from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.settings import CheckSettings
+from dagster_dataframely._engine.sql import backend as sql_backend
 from dagster_dataframely._engine.sql import filters as sql_filters
 from dagster_dataframely._sidecar.collection_checks import collection_run, filter_rules
 from dagster_dataframely._sidecar.collection_evaluate import collection_results
@@ -291,10 +292,13 @@ _LEDGERS = st.fixed_dictionaries(
 )
 
 
-def _in_duckdb(frames: dict[str, pl.DataFrame]) -> dict[tuple[str, str], tuple[int, str]]:
+def _in_duckdb(
+    frames: dict[str, pl.DataFrame], collection: type[dy.Collection] = Ledger
+) -> dict[tuple[str, str], tuple[int, str]]:
     """The collection checks' outcomes on `frames` held as tables of one DuckDB database."""
-    run = collection_run(Ledger, members=MEMBERS, settings=CheckSettings(max_failure_samples=2))
-    keys = set(dd.collection_checks(Ledger, members=MEMBERS).check_keys)
+    members = {member: member for member in frames}
+    run = collection_run(collection, members=members, settings=CheckSettings(max_failure_samples=2))
+    keys = set(dd.collection_checks(collection, members=members).check_keys)
     with duckdb.connect() as connection:
         for member, frame in frames.items():
             connection.register("frame", frame.to_arrow())
@@ -330,13 +334,70 @@ def _in_duckdb(frames: dict[str, pl.DataFrame]) -> dict[tuple[str, str], tuple[i
 def test_sql_filters_count_what_collection_filter_removes(
     frames: dict[str, pl.DataFrame], listed: bool, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    # A few repeated keys are listed as literals, many are excluded by a grouping subquery.
+    # A few repeated keys are fetched once and listed as literals (the rule's count and sample,
+    # the valid rows); many are counted and excluded by grouping subqueries.
     monkeypatch.setattr(sql_filters, "_LISTED_ROWS", 1_000 if listed else 0)
+    monkeypatch.setattr(sql_backend, "LISTED_ROWS", 1_000 if listed else 0)
     outcomes = _in_duckdb(frames)
     assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
     engines = _filter_engines(outcomes)
     assert engines.pop("dy_filter__few_items") == {"polars"}
     assert set().union(*engines.values()) == {"duckdb"}
+
+
+class Lines(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    line_no = dy.Int64(primary_key=True, min=1)
+
+
+class Shipped(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    line_no = dy.Int64(primary_key=True)
+    box = dy.Int64(nullable=True, min=1)
+
+
+class Returned(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    line_no = dy.Int64(primary_key=True)
+    reason = dy.String(nullable=True)
+
+
+class Deliveries(dy.Collection):
+    lines: dy.LazyFrame[Lines]
+    shipped: dy.LazyFrame[Shipped]
+    returned: Annotated[dy.LazyFrame[Returned], dy.CollectionMember(propagate_row_failures=True)]
+
+    @dy.filter()
+    def line_shipped(self) -> pl.LazyFrame:
+        """Every line is shipped in a box."""
+        return self.lines.join(self.shipped.filter(pl.col("box") >= 1), on=["order_id", "line_no"])
+
+
+_PAIR = {"order_id": _KEY, "line_no": st.integers(0, 2)}
+
+
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+)
+@given(
+    frames=st.fixed_dictionaries(
+        {
+            "lines": _rows(Lines, **_PAIR),
+            "shipped": _rows(Shipped, **_PAIR, box=st.one_of(st.none(), st.integers(0, 2))),
+            "returned": _rows(Returned, **_PAIR, reason=st.sampled_from([None, "late"])),
+        }
+    )
+)
+def test_sql_filters_on_a_composite_key_count_what_collection_filter_removes(
+    frames: dict[str, pl.DataFrame],
+) -> None:
+    # The common key is two columns: a filter's kept keys are tested as a row value.
+    outcomes = _in_duckdb(frames, Deliveries)
+    members = {member: member for member in frames}
+    assert _failed(outcomes) == dataframely_counts(Deliveries, frames, members)
+    assert set().union(*_filter_engines(outcomes).values()) == {"duckdb"}
 
 
 @pytest.mark.parametrize(("limit", "engine"), [(4.0, "polars"), (100.0, "duckdb")])

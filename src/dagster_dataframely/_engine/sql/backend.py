@@ -79,11 +79,20 @@ class SQLTable:
         dtypes = lf.collect_schema()
         compiled = compile_rules(schema, rules, dtypes, self.dialect)
         pushed = [rule for rule in rules if rule.name in compiled]
-        counts = self.run(self.sql(self.counts(pushed, compiled))).row(0)
-        row_count = int(counts[0])
-        failed = {
-            rule.name: int(count or 0) for rule, count in zip(pushed, counts[1:], strict=True)
+        # A key rule whose few repeated keys one grouping fetched is counted from them.
+        found = {
+            rule.name: self.few_repeated(rule.distinct_over)
+            for rule in pushed
+            if rule.distinct_over is not None
         }
+        known = {name: int(f[_COUNT].sum() or 0) for name, f in found.items() if f is not None}
+        counted = [rule for rule in pushed if rule.name not in known]
+        counts = self.run(self.sql(self.counts(counted, compiled))).row(0)
+        row_count = int(counts[0])
+        counted_failed = {
+            rule.name: int(count or 0) for rule, count in zip(counted, counts[1:], strict=True)
+        }
+        failed = {rule.name: {**known, **counted_failed}[rule.name] for rule in pushed}
         samples: dict[str, pl.DataFrame] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
@@ -148,10 +157,20 @@ class SQLTable:
         )
 
     def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
-        """The rows of `repeated(keys)`, fetched once per table: a rule's sample and a
-        collection's filters both list them (`repeated`)."""
+        """The rows of `repeated(keys)`, fetched once per table: a rule's count and sample
+        and a collection's filters all read them (`repeated`)."""
         if tuple(keys) not in self._repeated:
             self._repeated[tuple(keys)] = self.run(self.sql(self.repeated(keys)))
+        return self._repeated[tuple(keys)]
+
+    def few_repeated(self, keys: Sequence[str]) -> pl.DataFrame | None:
+        """`repeated_keys` where there are at most `LISTED_ROWS` of them (one grouping
+        query, its rows bounded), else None."""
+        if tuple(keys) not in self._repeated:
+            found = self.run(self.sql(self.repeated(keys).limit(LISTED_ROWS + 1)))
+            if found.height > LISTED_ROWS:
+                return None
+            self._repeated[tuple(keys)] = found
         return self._repeated[tuple(keys)]
 
     def sample(

@@ -190,6 +190,32 @@ def evaluate_filters(
                 select = select.join(keys, on=on, join_type="left")
         return select
 
+    shown = {
+        rule.name: _explaining(replace(rule, expr=pl.struct(list(key))), identify, target.dtypes)
+        for rule in rules
+    }
+    # Where the database has a bounded "n smallest" aggregate, the samples ride along.
+    along = {
+        rule.name: table.dialect.smallest(
+            exp.Struct(
+                expressions=[
+                    exp.PropertyEQ(
+                        this=exp.to_identifier(name, quoted=True),
+                        expression=exp.column(name, table=_ROW, quoted=True),
+                    )
+                    for name in shown[rule.name]
+                ]
+            ),
+            max_failure_samples,
+        )
+        for rule in rules
+        if max_failure_samples
+    }
+    sampled = [
+        (rule, alias, along[rule.name])
+        for rule, alias in zip(rules, aliases, strict=True)
+        if along.get(rule.name) is not None
+    ]
     counts = joined(
         exp.select(
             exp.alias_(exp.Count(this=exp.Star()), _ROWS),
@@ -197,18 +223,33 @@ def evaluate_filters(
                 exp.alias_(table.dialect.count_where(matches[rule.name].removes(key, alias)), alias)
                 for rule, alias in zip(rules, aliases, strict=True)
             ),
+            *(
+                exp.alias_(
+                    exp.Filter(
+                        this=smallest,
+                        expression=exp.Where(this=matches[rule.name].removes(key, alias)),
+                    ),
+                    f"{alias}_sample",
+                )
+                for rule, alias, smallest in sampled
+            ),
         ),
         list(zip(rules, aliases, strict=True)),
     )
-    found = run(table.sql(counts)).row(0)
-    failed = {rule.name: int(n or 0) for rule, n in zip(rules, found[1:], strict=True)}
+    result = run(table.sql(counts))
+    found = result.row(0)
+    failed = {
+        rule.name: int(n or 0) for rule, n in zip(rules, found[1 : 1 + len(rules)], strict=True)
+    }
     samples: dict[str, pl.DataFrame] = {}
+    for rule, alias, _ in sampled:
+        if failed[rule.name]:
+            samples[rule.name] = result[f"{alias}_sample"].explode().struct.unnest()
     for rule, alias in zip(rules, aliases, strict=True):
-        if not (max_failure_samples and failed[rule.name]):
+        if not (max_failure_samples and failed[rule.name]) or rule.name in samples:
             continue
-        shown = _explaining(replace(rule, expr=pl.struct(list(key))), identify, target.dtypes)
         query = joined(
-            exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown)),
+            exp.select(*(exp.column(name, table=_ROW, quoted=True) for name in shown[rule.name])),
             [(rule, alias)],
         )
         query = query.where(matches[rule.name].removes(key, alias)).limit(max_failure_samples)

@@ -104,8 +104,9 @@ def collection_results(
         for member in run.members
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
-    valid: dict[str, pl.LazyFrame] = {}
-    invalid: dict[str, pl.LazyFrame] = {}
+    # Each member's rows and what its rules found, split into valid and invalid rows only
+    # when a filter is left to polars (a failed key rule's repeated keys are collected).
+    unsplit: dict[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]] = {}
     # Members evaluated in their database: a member cast on read is evaluated in polars.
     tables = {
         name: table
@@ -147,8 +148,10 @@ def collection_results(
                 continue
         yield from results(planned, evaluation, asset_key=member.key)
         columns = member.schema.column_names()
-        valid[member.name], invalid[member.name] = split_rows(
-            cast.frame(lf, columns).select(columns), catalogue, evaluation.failed
+        unsplit[member.name] = (
+            cast.frame(lf, columns).select(columns),
+            catalogue,
+            evaluation.failed,
         )
     if mismatches:
         raise _combined(mismatches)
@@ -161,6 +164,9 @@ def collection_results(
     pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, read, wanted)
     yield from pushed
     if wanted:
+        split = {name: split_rows(*parts) for name, parts in unsplit.items()}
+        valid = {name: rows for name, (rows, _) in split.items()}
+        invalid = {name: rows for name, (_, rows) in split.items()}
         yield from _filter_results(run, valid, invalid, wanted)
 
 

@@ -10,7 +10,10 @@ subprocess with the same imports:
   `dd.ParquetIOManager` (or a `ParquetSource`) hands it (members' own rules and both
   filters, every check selected);
 - checks_duckdb: the same evaluation, every member read from a DuckDB file (the same tables)
-  the way `DuckDBTableSource` reads it: Arrow record batches, a cursor per query;
+  the way `DuckDBTableSource(pushdown=False)` reads it: Arrow record batches, a cursor per
+  query;
+- pushdown: the same tables as `DuckDBTableSource` checks them by default: the members'
+  rules and both filters run in DuckDB, as SQL;
 - filter: `pl.read_parquet` of every member + `Collection.filter(cast=False)` (eager, its
   default) + `failure.counts()`.
 
@@ -118,29 +121,37 @@ def measure(method: str, directory: str) -> dict[str, float]:
     keys = set(collection_checks(shop, members=MEMBERS).check_keys)
     run = collection_run(shop, members=MEMBERS, settings=CheckSettings())
 
-    def checked(scans: dict[str, pl.LazyFrame]) -> int:
+    def checked(scans: dict[str, pl.LazyFrame], pushdowns: dict[str, Any] | None = None) -> int:
         return sum(
             int(r.metadata["dy_failed_count"].value)  # type: ignore[call-overload]
-            for r in collection_results(run, scans, keys)
+            for r in collection_results(run, scans, keys, pushdowns=pushdowns)
             if not r.passed and isinstance(r, dg.AssetCheckResult)
         )
 
     with measured() as figures:
         if method == "checks":
             failed = checked({member: pl.scan_parquet(path) for member, path in paths.items()})
-        elif method == "checks_duckdb":
+        elif method in ("checks_duckdb", "pushdown"):
             import duckdb
+
+            from dagster_dataframely.sources._duckdb_pushdown import pushdown, relation
 
             with ExitStack() as stack:
                 connection = stack.enter_context(duckdb.connect(f"{directory}/shop.duckdb"))
-                failed = checked(
-                    {
-                        member: stack.enter_context(
-                            scan_duckdb(connection, f"SELECT * FROM {asset}")
-                        )
-                        for member, asset in MEMBERS.items()
-                    }
-                )
+                scans = {
+                    member: stack.enter_context(scan_duckdb(connection, f"SELECT * FROM {asset}"))
+                    for member, asset in MEMBERS.items()
+                }
+                pushdowns = {
+                    member: pushdown(
+                        connection,
+                        relation(connection, asset, None, None),
+                        lambda _: None,
+                        resource_key="duckdb",
+                    )
+                    for member, asset in MEMBERS.items()
+                }
+                failed = checked(scans, pushdowns if method == "pushdown" else None)
         else:
             frames = {member: pl.read_parquet(path) for member, path in paths.items()}
             failure = shop.filter(frames, cast=False).failure
@@ -155,13 +166,14 @@ def main(args: argparse.Namespace) -> None:
         def run(method: str) -> dict[str, float]:
             return child_figures(__file__, method, directory, label=method)
 
-        medians = interleaved(["checks", "checks_duckdb", "filter"], args.repeat, run)
+        medians = interleaved(["checks", "checks_duckdb", "pushdown", "filter"], args.repeat, run)
     eager = medians["filter"]
     print(f"{args.lines // 1_000_000}M order lines, {args.lines // 4 // 1_000_000}M orders")
     print(f"{'':24} {'seconds':>8} {'peak MB':>8} {'failed rows':>12}")
     for name, method in (
         ("collection checks", "checks"),
         ("  members from DuckDB", "checks_duckdb"),
+        ("  in DuckDB (pushdown)", "pushdown"),
         ("Collection.filter", "filter"),
     ):
         figures = medians[method]
@@ -169,7 +181,11 @@ def main(args: argparse.Namespace) -> None:
             f"{name:24} {figures['seconds']:8.2f} {figures['peak_mb']:8.0f} "
             f"{int(figures['failed']):12d}"
         )
-    for name, method in (("parquet", "checks"), ("DuckDB", "checks_duckdb")):
+    for name, method in (
+        ("parquet", "checks"),
+        ("DuckDB", "checks_duckdb"),
+        ("pushdown", "pushdown"),
+    ):
         checks = medians[method]
         print(
             f"{name}: peak memory {checks['peak_mb'] / eager['peak_mb']:.2f}x of "

@@ -124,7 +124,8 @@ def test_members_from_duckdb_and_parquet_report_the_filter_counts(tmp_path: Path
     # `order_has_lines` fails at ERROR on order lines: the report downstream never runs.
     assert "order_report" not in materialized(result)
     read = logs(instance, result)
-    assert any(f"Reading asset orders from DuckDB table {TABLE}" in m for m in read)
+    # The DuckDB member is checked by pushdown; the filters reading other sources, in polars.
+    assert any(f"Checking asset orders from DuckDB table {TABLE}" in m for m in read)
     assert any("Reading asset customers from parquet" in m for m in read)
     assert any(m.startswith("Loaded order_lines through IO manager 'io_manager'") for m in read)
 

@@ -16,7 +16,6 @@ from typing import Any
 
 import dagster as dg
 import dataframely as dy
-import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
 from .._checks.specs import check_spec, check_specs
@@ -32,8 +31,10 @@ from ..errors import (
     UnsupportedSchemaError,
 )
 from ..sources import Source, SourceLike, as_source, reading
+from ..sources._base import StoredTable
 from ..sources._loading import read_errors
-from .collection_evaluate import CollectionRun, Member, collection_results
+from .collection_evaluate import collection_results
+from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
 from .schema_checks import with_not_evaluated
 
@@ -121,15 +122,17 @@ def collection_checks(
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
         guard_partitions(context, resolved, partitions_def)
         with ExitStack() as stack:
-            frames = {
+            tables = {
                 member.name: _opened(stack, context, member, readers[member.name])
                 for member in resolved
             }
             selected = set(context.selected_asset_check_keys)
+            frames = {name: table.frame for name, table in tables.items()}
+            pushdowns = {name: table.pushdown for name, table in tables.items()}
             with _reading_members(collection, resolved, readers):
                 # A member of the wrong shape stops every check not yet reported: they say so.
                 yield from with_not_evaluated(
-                    collection_results(run, frames, selected),
+                    collection_results(run, frames, selected, pushdowns=pushdowns),
                     selected,
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
@@ -139,13 +142,14 @@ def collection_checks(
 
 def _opened(
     stack: ExitStack, context: dg.AssetCheckExecutionContext, member: Member, reader: Source
-) -> pl.LazyFrame:
-    """The member's table from `reader`, open until `stack` closes. Its schema is read now, so
-    a missing file or table fails naming this member, not later amid the joins."""
+) -> StoredTable:
+    """The member's table from `reader` (and for a database source, the table as SQL), open
+    until `stack` closes. Its schema is read now, so a missing file or table fails naming
+    this member, not later amid the joins."""
     with reading(member.key, reader):
-        frame = stack.enter_context(reader.open(context, member.key))
-        frame.collect_schema()
-    return frame
+        table = stack.enter_context(reader.open_table(context, member.key))
+        table.frame.collect_schema()
+    return table
 
 
 @contextmanager

@@ -19,6 +19,10 @@ With `read_dtypes="cast"`, each member is cast on read as the sidecar casts a ta
 same pass as its rules; the filters then run on the cast members, and a value that does not
 convert stops them as a column mismatch does.
 
+A member read from a database source evaluates its rules there (pushdown), and the filters
+whose members share that database run there too (`collection_pushdown`); steps 2 and 3 are
+then only for the filters left to polars.
+
 A row is counted once per filter that removes it. A filter that returns a key twice makes
 `Collection.filter` duplicate the member's row (Dataframely's docs warn against it); here
 it stays one row.
@@ -27,8 +31,8 @@ it stays one row.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
-from typing import Any
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
@@ -38,51 +42,42 @@ from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
 from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
-from .._engine.evaluate import _hashable, _repeated_hashes, _with_hashes, evaluate, rule_columns
+from .._engine.evaluate import (
+    Evaluation,
+    _hashable,
+    _repeated_hashes,
+    _with_hashes,
+    evaluate,
+    rule_columns,
+)
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
-from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
+from .collection_members import CollectionRun, Member
+from .collection_pushdown import sql_filter_results
 from .collection_rules import propagated_member
 
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from .._engine.sql.backend import SQLTable
+
 _ROWS = "__dy_rows"
-
-
-@dataclass(frozen=True)
-class Member:
-    """A collection member and the asset that stores it."""
-
-    name: str
-    key: dg.AssetKey
-    schema: type[dy.Schema]
-    #: Whether these checks report the member's own schema checks.
-    own_checks: bool
-    #: Whether filters remove rows from it (not `ignored_in_filters`).
-    in_filters: bool
-
-
-@dataclass(frozen=True)
-class CollectionRun:
-    """What a collection's checks evaluate, resolved at definition time."""
-
-    collection: type[dy.Collection]
-    members: Sequence[Member]
-    filters: Sequence[Rule]
-    settings: CheckSettings
-    read_dtypes: ReadDtypes = "strict"
 
 
 def collection_results(
     run: CollectionRun,
     frames: Mapping[str, pl.LazyFrame],
     selected: Collection[dg.AssetCheckKey],
+    *,
+    pushdowns: Mapping[str, SQLTable | None] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
     Every member's columns are verified first; a mismatch yields the failed column-schema
     results (of members with their own checks) and raises `ColumnSchemaError`: filters
     cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
-    cannot convert, found while the member's rules are counted.
+    cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
+    database table) has its rules, and the filters on it, evaluated in its database where
+    they have an exact SQL form (`collection_pushdown`).
     """
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
@@ -109,8 +104,17 @@ def collection_results(
         for member in run.members
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
-    valid: dict[str, pl.LazyFrame] = {}
-    invalid: dict[str, pl.LazyFrame] = {}
+    # Each member's rows and what its rules found, split into valid and invalid rows only
+    # when a filter is left to polars (a failed key rule's repeated keys are collected).
+    unsplit: dict[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]] = {}
+    # Members evaluated in their database: a member cast on read is evaluated in polars.
+    tables = {
+        name: table
+        for name, table in (pushdowns or {}).items()
+        if table is not None and not casts[name].casts
+    }
+    catalogues: dict[str, list[Rule]] = {}
+    evaluations: dict[str, Evaluation] = {}
     for member in run.members:
         cast = casts[member.name]
         reports_casts = bool(cast.casts) and member.own_checks
@@ -130,7 +134,9 @@ def collection_results(
             catalogue,
             replace(run.settings, max_failure_samples=samples),
             casts=cast,
+            pushdown=tables.get(member.name),
         )
+        catalogues[member.name], evaluations[member.name] = catalogue, evaluation
         if cast.casts:
             result, error = cast.result(
                 member.schema, member.key, evaluation, member.schema.primary_key()
@@ -142,12 +148,25 @@ def collection_results(
                 continue
         yield from results(planned, evaluation, asset_key=member.key)
         columns = member.schema.column_names()
-        valid[member.name], invalid[member.name] = split_rows(
-            cast.frame(lf, columns).select(columns), catalogue, evaluation.failed
+        unsplit[member.name] = (
+            cast.frame(lf, columns).select(columns),
+            catalogue,
+            evaluation.failed,
         )
     if mismatches:
         raise _combined(mismatches)
+    if not wanted:
+        return
+    read = {
+        m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
+        for m in run.members
+    }
+    pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, read, wanted)
+    yield from pushed
     if wanted:
+        split = {name: split_rows(*parts) for name, parts in unsplit.items()}
+        valid = {name: rows for name, (rows, _) in split.items()}
+        invalid = {name: rows for name, (_, rows) in split.items()}
         yield from _filter_results(run, valid, invalid, wanted)
 
 
@@ -193,13 +212,14 @@ def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
 
 
 def kept_keys(
-    collection: type[dy.Collection], valid: Mapping[str, pl.LazyFrame]
+    collection: type[dy.Collection], valid: Mapping[str, pl.LazyFrame], names: Collection[str]
 ) -> dict[str, pl.Series]:
     """filter name -> the common primary keys it keeps (a struct Series for a composite
-    key), the filters run on the members' valid rows; collected, one row per kept row."""
+    key), for the filters `names`, run on the members' valid rows; collected, one row per
+    kept row."""
     key = collection.common_primary_key()
     instance = collection_instance(collection, dict(valid))
-    logic = collection_filters(collection)
+    logic = {n: f for n, f in collection_filters(collection).items() if n in names}
     kept = pl.collect_all(
         [
             f(instance).lazy().select(pl.struct(key) if len(key) > 1 else key)
@@ -251,7 +271,7 @@ def _filter_results(
     """Each filter, and each propagating member's failures, is a rule on a member's valid
     rows, evaluated by the one evaluator: one streaming pass per member counts them all,
     then the removed rows are sampled."""
-    kept = kept_keys(run.collection, valid)
+    kept = kept_keys(run.collection, valid, {rule.name for rule, _ in wanted})
     dropped = dropped_keys(run, invalid, list({rule.name: rule for rule, _ in wanted}.values()))
     key = run.collection.common_primary_key()
     for member in run.members:

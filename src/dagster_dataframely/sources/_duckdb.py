@@ -99,7 +99,10 @@ class DuckDBTableSource(Source):
                 "in DuckDB, the others stream only the columns they read."
             )
             with scan_duckdb(connection, rows.sql(DIALECT)) as frame:
-                yield StoredTable(frame, pushdown(connection, rows, context.log.info))
+                yield StoredTable(
+                    frame,
+                    pushdown(connection, rows, context.log.info, resource_key=self.resource_key),
+                )
 
 
 def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -> str:

@@ -10,13 +10,16 @@ sqlglot is imported here, so only when a pushdown runs.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import polars as pl
 from sqlglot import exp
 
 from .._engine.sql.backend import SQLTable
+from .._engine.sql.dialects import DIALECTS
+from .._engine.sql.staging import Session, dropping
 from ._partitions import Partition
 from ._sql_query import relation as sql_relation
 
@@ -45,16 +48,44 @@ def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
     return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
 
 
-def pushdown(connection: Any, select: exp.Select, log: Callable[[str], None]) -> SQLTable:
-    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged."""
+def pushdown(
+    connection: Any, select: exp.Select, log: Callable[[str], None], *, resource_key: str
+) -> SQLTable:
+    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged.
+    Tables read through one resource are in one database: a filter may join them. A session
+    is one cursor (DuckDB's temporary tables belong to the cursor that made them)."""
 
-    def run(sql: str) -> pl.DataFrame:
+    def on(cursor: Any, sql: str) -> pl.DataFrame:
         shown = sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"
         log(f"Pushed down to DuckDB: {shown}")
+        return pl.DataFrame(pl.from_arrow(cursor.sql(sql).to_arrow_table()))
+
+    def run(sql: str) -> pl.DataFrame:
         cursor = connection.cursor()
         try:
-            return pl.DataFrame(pl.from_arrow(cursor.sql(sql).to_arrow_table()))
+            return on(cursor, sql)
         finally:
             cursor.close()
 
-    return SQLTable.of(select, dialect=DIALECT, run=run)
+    @contextmanager
+    def session() -> Iterator[Session]:
+        cursor = connection.cursor()
+
+        def execute(sql: str) -> None:
+            log(f"Pushed down to DuckDB: {sql[:_LOGGED_SQL]}")
+            cursor.execute(sql)
+
+        try:
+            opened = Session(DIALECTS[DIALECT], lambda sql: on(cursor, sql), execute, log)
+            with dropping(opened) as staging:
+                yield staging
+        finally:
+            cursor.close()
+
+    return SQLTable.of(
+        select,
+        dialect=DIALECT,
+        run=run,
+        database=("DuckDBTableSource", resource_key),
+        session=session,
+    )

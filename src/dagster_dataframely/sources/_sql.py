@@ -28,6 +28,8 @@ from ._partitions import require_expr, run_partition
 if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
 
+    from .._engine.sql.staging import Session
+
 _BATCH_ROWS = 50_000
 _LOGGED_SQL = 2000
 #: SQLSTATE classes (PostgreSQL, Snowflake, ...) and the fix each calls for.
@@ -120,7 +122,16 @@ class SQLTableSource(Source):
                 f"pushdown: rules with an exact SQL form run in {self.dialect}, the others "
                 "read only the columns they need."
             )
-            yield StoredTable(frame, SQLTable.of(rows, dialect=self.dialect, run=database.run))
+            # Tables read through one resource are in one database: a filter may join them.
+            same = ("SQLTableSource", self.resource_key, self.dialect)
+            pushed = SQLTable.of(
+                rows,
+                dialect=self.dialect,
+                run=database.run,
+                database=same,
+                session=database.session,
+            )
+            yield StoredTable(frame, pushed)
 
 
 @contextmanager
@@ -209,6 +220,21 @@ class _Database:
         with self.cursor(sql) as cursor:
             names = [column[0] for column in cursor.description]
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
+
+    def execute(self, sql: str) -> None:
+        self.log(f"Pushed down to {self.source.dialect}: {_shown(sql)}")
+        with self.cursor(sql):
+            pass
+
+    @contextmanager
+    def session(self) -> Iterator[Session]:
+        """The connection as a session: its cursors share its temporary tables."""
+        from .._engine.sql.dialects import DIALECTS
+        from .._engine.sql.staging import Session, dropping
+
+        dialect = DIALECTS[self.source.dialect]
+        with dropping(Session(dialect, self.run, self.execute, self.log, self.rollback)) as opened:
+            yield opened
 
     def dtypes(self, sql: str) -> dict[str, pl.DataType]:
         """The polars dtype of each column `sql` returns, from its description (no rows)."""

@@ -7,8 +7,9 @@ polars backend's `Evaluation`, with `engines` saying where each rule ran.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import dataclass, field, replace
 
 import dataframely as dy
 import polars as pl
@@ -19,7 +20,9 @@ from ..evaluate import POLARS, Evaluation, _explaining, evaluate
 from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
 from .dialects import DIALECTS, Dialect
+from .repeated import LISTED_ROWS, held, listed
 from .rules import groupable, predicate
+from .staging import Session
 
 _ROWS = "__dy_rows"
 _COUNT = "__dy_count"
@@ -32,18 +35,38 @@ class SQLTable:
     """A table, or the run's partition of it, in a database that runs the rules' SQL.
 
     `relation` selects the table's rows (`SELECT * FROM t WHERE <partition>`); `run` sends
-    one SQL text (rendered for `dialect`) and returns its result as a frame.
+    one SQL text (rendered for `dialect`) and returns its result as a frame. Tables with
+    equal `database` (the source's kind and resource; None: unknown) are in one database:
+    a query may join them (a collection's filters). `session` opens one connection to the
+    database that may stage relations as temporary tables (None: queries only).
     """
 
     relation: exp.Select
     dialect: Dialect
     run: Callable[[str], pl.DataFrame]
+    database: Hashable | None = None
+    session: Callable[[], AbstractContextManager[Session]] | None = None
+    _repeated: dict[tuple[str, ...], pl.DataFrame] = field(
+        default_factory=dict, init=False, compare=False, repr=False
+    )
 
     @classmethod
     def of(
-        cls, relation: exp.Select, *, dialect: str, run: Callable[[str], pl.DataFrame]
+        cls,
+        relation: exp.Select,
+        *,
+        dialect: str,
+        run: Callable[[str], pl.DataFrame],
+        database: Hashable | None = None,
+        session: Callable[[], AbstractContextManager[Session]] | None = None,
     ) -> SQLTable:
-        return cls(relation=relation, dialect=DIALECTS[dialect], run=run)
+        return cls(
+            relation=relation,
+            dialect=DIALECTS[dialect],
+            run=run,
+            database=database,
+            session=session,
+        )
 
     def evaluate(
         self,
@@ -83,16 +106,27 @@ class SQLTable:
     ) -> Evaluation:
         dtypes = lf.collect_schema()
         pushed = [rule for rule in rules if rule.name in compiled]
-        counts = self.run(self.sql(self.counts(pushed, compiled))).row(0)
-        row_count = int(counts[0])
-        failed = {
-            rule.name: int(count or 0) for rule, count in zip(pushed, counts[1:], strict=True)
+        # A key rule whose few repeated keys one grouping fetched is counted from them.
+        found = {
+            rule.name: self.few_repeated(rule.distinct_over)
+            for rule in pushed
+            if rule.distinct_over is not None
         }
+        known = {name: int(f[_COUNT].sum() or 0) for name, f in found.items() if f is not None}
+        counted = [rule for rule in pushed if rule.name not in known]
+        counts = self.run(self.sql(self.counts(counted, compiled))).row(0)
+        row_count = int(counts[0])
+        counted_failed = {
+            rule.name: int(count or 0) for rule, count in zip(counted, counts[1:], strict=True)
+        }
+        failed = {rule.name: {**known, **counted_failed}[rule.name] for rule in pushed}
         samples: dict[str, pl.DataFrame] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
                 shown = _explaining(rule, identify, dtypes)
-                query = self.sample(rule, compiled[rule.name], shown, max_failure_samples)
+                query = self.sample(
+                    rule, compiled[rule.name], shown, max_failure_samples, failed[rule.name], dtypes
+                )
                 samples[rule.name] = self.run(self.sql(query))
         engines = dict.fromkeys(failed, self.dialect.name)
         rest = [rule for rule in rules if rule.name not in compiled]
@@ -149,16 +183,55 @@ class SQLTable:
             .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
         )
 
+    def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
+        """The rows of `repeated(keys)`, fetched once per table: a rule's count and sample
+        and a collection's filters all read them (`repeated`)."""
+        if tuple(keys) not in self._repeated:
+            self._repeated[tuple(keys)] = self.run(self.sql(self.repeated(keys)))
+        return self._repeated[tuple(keys)]
+
+    def few_repeated(self, keys: Sequence[str]) -> pl.DataFrame | None:
+        """`repeated_keys` where there are at most `LISTED_ROWS` of them (one grouping
+        query, its rows bounded), else None."""
+        if tuple(keys) not in self._repeated:
+            found = self.run(self.sql(self.repeated(keys).limit(LISTED_ROWS + 1)))
+            if found.height > LISTED_ROWS:
+                return None
+            self._repeated[tuple(keys)] = found
+        return self._repeated[tuple(keys)]
+
     def sample(
-        self, rule: Rule, condition: exp.Expr, shown: Sequence[str], limit: int
+        self,
+        rule: Rule,
+        condition: exp.Expr,
+        shown: Sequence[str],
+        limit: int,
+        failed: int,
+        dtypes: Mapping[str, pl.DataType],
     ) -> exp.Select:
         """Up to `limit` failing rows of `rule`, its explaining columns; for a `unique` or
-        primary-key rule, the rows of its `limit` smallest repeated keys."""
+        primary-key rule, the rows of its `limit` smallest repeated keys (listed where the
+        rule `failed` few rows, else found by grouping again)."""
         columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
         if rule.distinct_over is None:
             failing = exp.not_(exp.paren(condition))
             return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
         keys = list(rule.distinct_over)
+        order = [exp.column(key, table=_TABLE, quoted=True) for key in keys]
+        found = self.repeated_keys(keys) if failed <= LISTED_ROWS else None
+        few = (
+            None
+            if found is None
+            else listed(found.sort(keys).head(limit), keys, dtypes, self.dialect.name)
+        )
+        if few is not None:
+            return (
+                exp.select(*columns)
+                .from_(self.rows())
+                .where(held(order, few))
+                .order_by(*order)
+                .limit(limit)
+            )
         smallest = (
             exp.select(*(exp.column(key, quoted=True) for key in keys))
             .from_(self.repeated(keys).subquery("repeated"))

@@ -69,6 +69,11 @@ class Dialect:
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         return exp.EQ(this=value, expression=_float("NaN"))
 
+    def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
+        """An aggregate: the list of the `n` smallest `value`s (bounded state, so a sample
+        rides along a count query), or None where the database has none."""
+        return exp.Anonymous(this="MIN", expressions=[value, exp.Literal.number(n)])
+
     def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
         """`str.contains(pattern)` (a search, not a full match); None if inexpressible."""
         if not portable_regex(pattern):
@@ -91,6 +96,9 @@ class PostgresDialect(Dialect):
             return None
         return super().contains(value, pattern)
 
+    def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
+        return None
+
 
 class SnowflakeDialect(Dialect):
     """NaN sorts above every number and equals itself, as in polars; strings compare by the
@@ -112,6 +120,9 @@ class SnowflakeDialect(Dialect):
     def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
         return None  # REGEXP_LIKE matches the whole string and reads POSIX EREs
 
+    def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
+        return None
+
 
 class BigQueryDialect(Dialect):
     name = "bigquery"
@@ -128,6 +139,9 @@ class BigQueryDialect(Dialect):
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
+
+    def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
+        return None
 
 
 DIALECTS: dict[str, Dialect] = {

@@ -53,6 +53,16 @@ def translate(
     """The SQL predicate of the boolean `expr` over columns of `dtypes`, or None."""
     try:
         tree = json.loads(expr.meta.serialize(format="json"))
+    except pl.exceptions.PolarsError:
+        return None
+    return translate_tree(tree, dtypes, dialect)
+
+
+def translate_tree(
+    tree: Any, dtypes: Mapping[str, pl.DataType], dialect: Dialect
+) -> exp.Expr | None:
+    """`translate` of an expression's serialized tree (as a query plan holds it)."""
+    try:
         sql, dtype = _Reader(dtypes, dialect).node(tree)
     except (Untranslatable, KeyError, TypeError, ValueError, IndexError, pl.exceptions.PolarsError):
         return None

@@ -1,0 +1,155 @@
+"""A collection's filters evaluated in the database its members live in.
+
+A filter runs in SQL on a member when that member and every member the filter reads are
+tables of one database (`SQLTable.database`: the same kind of source through the same
+resource), each member's failing rules have an exact SQL form (its valid rows are then a
+relation), and the filter's plan translates (`_engine.sql.plans`). A propagating member's
+failures run in SQL on the members of its database. Every other (filter, member) pair is
+left to the polars evaluation, which counts the same rows; each check's `dy_engine` says
+where it ran. Each filter's kept keys (and each propagating member's failing keys) are
+worked out once per database, staged as a temporary table where the database allows one
+(`_engine.sql.staging`), and read by every member's count and sample queries.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
+from contextlib import nullcontext
+from functools import partial
+from typing import TYPE_CHECKING, Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+
+from .._checks.results import results
+from .._checks.specs import Check
+from .._engine.catalogue import Rule
+from .._engine.dataframely_internals import collection_filters, collection_instance
+from .._engine.evaluate import Evaluation
+from .collection_rules import propagated_member
+
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from .._engine.sql.backend import SQLTable
+    from .._engine.sql.filters import KeyMatch, MemberRows
+    from .collection_members import CollectionRun, Member
+
+
+def sql_filter_results(
+    run: CollectionRun,
+    tables: Mapping[str, SQLTable],
+    catalogues: Mapping[str, Sequence[Rule]],
+    evaluations: Mapping[str, Evaluation],
+    dtypes: Mapping[str, Mapping[str, pl.DataType]],
+    wanted: Sequence[tuple[Rule, Member]],
+) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
+    """The results of the `wanted` (filter, member) pairs that run in SQL, and the pairs
+    left to polars. `tables`: the members read by pushdown; `catalogues` and `evaluations`:
+    every member's own rules and what they found; `dtypes`: every present member's schema
+    columns, as read."""
+    if not tables:
+        return [], list(wanted)
+    from .._engine.sql.filters import member_rows
+
+    rows: dict[str, MemberRows] = {}
+    for member in run.members:
+        table = tables.get(member.name)
+        if table is None or table.database is None:
+            continue
+        split = member_rows(
+            table,
+            member.schema,
+            catalogues[member.name],
+            evaluations[member.name].failed,
+            dtypes[member.name],
+        )
+        if split is not None:
+            rows[member.name] = split
+    done: list[dg.AssetCheckResult] = []
+    rest = list(wanted)
+    for members in _by_database(rows).values():
+        pushed, rest = _database_results(run, members, rows, dtypes, rest)
+        done += pushed
+    return done, rest
+
+
+def _by_database(rows: Mapping[str, MemberRows]) -> dict[Hashable, list[str]]:
+    grouped: dict[Hashable, list[str]] = {}
+    for name, split in rows.items():
+        grouped.setdefault(split.table.database, []).append(name)
+    return grouped
+
+
+def _database_results(
+    run: CollectionRun,
+    members: Sequence[str],
+    rows: Mapping[str, MemberRows],
+    dtypes: Mapping[str, Mapping[str, pl.DataType]],
+    wanted: Sequence[tuple[Rule, Member]],
+) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
+    """The results of the wanted pairs on `members` (tables of one database) that run there,
+    and the pairs left."""
+    from .._engine.sql.filters import kept, not_dropped
+    from .._engine.sql.plans import compile_plan
+
+    key = run.collection.common_primary_key()
+    dialect = rows[members[0]].table.dialect
+    relations = {name: rows[name].valid() for name in members}
+    logic = collection_filters(run.collection)
+    matches: dict[str, KeyMatch] = {}
+    for rule in {rule.name: rule for rule, member in wanted if member.name in members}.values():
+        propagating = propagated_member(rule)
+        if propagating is not None:
+            if propagating in members:
+                matches[rule.name] = not_dropped(rows[propagating])
+            continue
+        plan = compile_plan(
+            partial(_filtered, run.collection, logic[rule.name]), dtypes, relations, key, dialect
+        )
+        if plan is not None:
+            matches[rule.name] = kept(plan.relation)
+    pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
+    left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
+    opens = rows[members[0]].table.session
+    with opens() if opens is not None and pushed else nullcontext() as session:
+        if session is None:
+            return list(_evaluated(run, rows, pushed, matches, key)), left
+        staged = {name: match.staged_in(key, session) for name, match in matches.items()}
+        return list(_evaluated(run, rows, pushed, staged, key, session.run)), left
+
+
+def _filtered(
+    collection: type[dy.Collection],
+    logic: Callable[[Any], pl.LazyFrame],
+    frames: Mapping[str, pl.LazyFrame],
+) -> pl.LazyFrame:
+    """The keys the filter `logic` matches, on the members `frames`."""
+    return logic(collection_instance(collection, dict(frames)))
+
+
+def _evaluated(
+    run: CollectionRun,
+    rows: Mapping[str, MemberRows],
+    pushed: Sequence[tuple[Rule, Member]],
+    matches: Mapping[str, KeyMatch],
+    key: Sequence[str],
+    query: Callable[[str], pl.DataFrame] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    from .._engine.sql.filters import evaluate_filters
+
+    for member in run.members:
+        mine = [rule for rule, m in pushed if m is member]
+        if not mine:
+            continue
+        evaluation = evaluate_filters(
+            rows[member.name],
+            mine,
+            {rule.name: matches[rule.name] for rule in mine},
+            max_failure_samples=run.settings.max_failure_samples,
+            identify=member.schema.primary_key(),
+            key=key,
+            run=query,
+        )
+        yield from results(
+            [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key
+        )

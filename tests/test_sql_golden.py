@@ -24,6 +24,7 @@ from sqlglot import exp
 
 from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
+from dagster_dataframely._engine.sql.repeated import LISTED_ROWS
 from dagster_dataframely.sources._partitions import Partition
 from dagster_dataframely.sources._sql_query import relation
 
@@ -78,18 +79,34 @@ def _queries(dialect: str) -> dict[str, str]:
         "counts": table.sql(table.counts(pushed, compiled)),
         "sample_amount_max_exclusive": table.sql(
             table.sample(
-                by_name["amount|max_exclusive"], compiled["amount|max_exclusive"], shown, 5
+                by_name["amount|max_exclusive"],
+                compiled["amount|max_exclusive"],
+                shown,
+                5,
+                failed=1,
+                dtypes=DTYPES,
             )
         ),
+        # Many repeated keys: grouped again (a few are fetched by `repeated_keys` and listed).
         "sample_primary_key": table.sql(
-            table.sample(by_name["primary_key"], compiled["primary_key"], shown, 5)
+            table.sample(
+                by_name["primary_key"],
+                compiled["primary_key"],
+                shown,
+                5,
+                failed=LISTED_ROWS + 1,
+                dtypes=DTYPES,
+            )
         ),
+        "repeated_keys": table.sql(table.repeated(["order_id"]).limit(LISTED_ROWS + 1)),
         "sample_custom_rule": table.sql(
             table.sample(
                 by_name["paid_orders_have_an_amount"],
                 compiled["paid_orders_have_an_amount"],
                 ["order_id", "status", "amount"],
                 5,
+                failed=1,
+                dtypes=DTYPES,
             )
         ),
     }

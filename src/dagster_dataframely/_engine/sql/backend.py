@@ -165,7 +165,7 @@ class SQLTable:
                 count: exp.Expr = self.dialect.count_where(exp.not_(exp.paren(condition)))
             else:
                 count = exp.Coalesce(
-                    this=exp.select(exp.Sum(this=exp.column(_COUNT)))
+                    this=exp.select(exp.Sum(this=exp.column(_COUNT, quoted=True)))
                     .from_(self.repeated(rule.distinct_over).subquery("repeated"))
                     .subquery(),
                     expressions=[exp.Literal.number(0)],
@@ -177,7 +177,7 @@ class SQLTable:
         """The keys that occur more than once, with how often (`__dy_count`)."""
         key_columns = [exp.column(key, quoted=True) for key in keys]
         return (
-            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), _COUNT))
+            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), _COUNT, quoted=True))
             .from_(self.rows())
             .group_by(*key_columns)
             .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))

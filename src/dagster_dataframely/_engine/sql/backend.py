@@ -94,17 +94,17 @@ class SQLTable:
             if casts
             else self
         )
-        return table._evaluate(lf, rules, compiled, max_failure_samples, identify)
+        return table._evaluate(lf, dtypes, rules, compiled, max_failure_samples, identify)
 
     def _evaluate(
         self,
         lf: pl.LazyFrame,
+        dtypes: pl.Schema,
         rules: Sequence[Rule],
         compiled: Mapping[str, exp.Expr],
         max_failure_samples: int,
         identify: Sequence[str],
     ) -> Evaluation:
-        dtypes = lf.collect_schema()
         pushed = [rule for rule in rules if rule.name in compiled]
         # A key rule whose few repeated keys one grouping fetched is counted from them.
         found = {
@@ -116,10 +116,10 @@ class SQLTable:
         counted = [rule for rule in pushed if rule.name not in known]
         counts = self.run(self.sql(self.counts(counted, compiled))).row(0)
         row_count = int(counts[0])
-        counted_failed = {
+        counted_failed = known | {
             rule.name: int(count or 0) for rule, count in zip(counted, counts[1:], strict=True)
         }
-        failed = {rule.name: {**known, **counted_failed}[rule.name] for rule in pushed}
+        failed = {rule.name: counted_failed[rule.name] for rule in pushed}  # in rule order
         samples: dict[str, pl.DataFrame] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):

@@ -21,11 +21,10 @@ from .._engine.sql.backend import SQLTable
 from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.staging import Session, dropping
 from ._partitions import Partition
+from ._sql import logged
 from ._sql_query import relation as sql_relation
 
 DIALECT = "duckdb"
-#: The longest SQL text the step log shows of one query.
-_LOGGED_SQL = 2000
 
 
 def relation(
@@ -56,8 +55,7 @@ def pushdown(
     is one cursor (DuckDB's temporary tables belong to the cursor that made them)."""
 
     def on(cursor: Any, sql: str) -> pl.DataFrame:
-        shown = sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"
-        log(f"Pushed down to DuckDB: {shown}")
+        log(f"Pushed down to DuckDB: {logged(sql)}")
         return pl.DataFrame(pl.from_arrow(cursor.sql(sql).to_arrow_table()))
 
     def run(sql: str) -> pl.DataFrame:
@@ -72,7 +70,7 @@ def pushdown(
         cursor = connection.cursor()
 
         def execute(sql: str) -> None:
-            log(f"Pushed down to DuckDB: {sql[:_LOGGED_SQL]}")
+            log(f"Pushed down to DuckDB: {logged(sql)}")
             cursor.execute(sql)
 
         try:

@@ -31,7 +31,6 @@ if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from .._engine.sql.staging import Session
 
 _BATCH_ROWS = 50_000
-_LOGGED_SQL = 2000
 #: SQLSTATE classes (PostgreSQL, Snowflake, ...) and the fix each calls for.
 _FIXES = {
     "42P01": "Check the table's name (table=, or the asset's dagster/table_name metadata) "
@@ -44,6 +43,8 @@ _FIXES = {
     "57014": "The query was cancelled (statement_timeout): raise the role's statement_timeout, "
     "or check one partition at a time (partition_expr) so each query reads less.",
 }
+#: The longest SQL text the step log shows of one query.
+_LOGGED_SQL = 2000
 _GENERIC_FIX = "Check that the table exists and the resource's role may read it."
 
 
@@ -212,17 +213,17 @@ class _Database:
         return SourceReadError(
             f"Could not check asset {self.asset_key.to_user_string()} in "
             f"{self.source.describe()}: {type(error).__name__}: {str(error).strip()} "
-            f"(query: {_shown(sql)}). {fix}"
+            f"(query: {logged(sql)}). {fix}"
         )
 
     def run(self, sql: str) -> pl.DataFrame:
-        self.log(f"Pushed down to {self.source.dialect}: {_shown(sql)}")
+        self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
         with self.cursor(sql) as cursor:
             names = [column[0] for column in cursor.description]
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
 
     def execute(self, sql: str) -> None:
-        self.log(f"Pushed down to {self.source.dialect}: {_shown(sql)}")
+        self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
         with self.cursor(sql):
             pass
 
@@ -278,7 +279,7 @@ class _Database:
             query = projected(rows, with_columns, self.source.dialect, limit=n_rows)
             names = with_columns or list(schema)
             wanted = {name: schema[name] for name in names}
-            self.log(f"Read from {self.source.dialect}: {_shown(query)}")
+            self.log(f"Read from {self.source.dialect}: {logged(query)}")
             with self.cursor(query, streaming=True) as cursor:
                 while fetched := cursor.fetchmany(batch_size or _BATCH_ROWS):
                     frame = pl.DataFrame(fetched, schema=wanted, orient="row", strict=False)
@@ -287,5 +288,6 @@ class _Database:
         return register_io_source(batches, schema=schema, is_pure=True)
 
 
-def _shown(sql: str) -> str:
+def logged(sql: str) -> str:
+    """`sql` as the step log shows it: bounded to `_LOGGED_SQL` characters."""
     return sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"

@@ -74,3 +74,12 @@ def reading(asset_key: dg.AssetKey, source: Source) -> Iterator[None]:
 
 
 SourceLike = Source | Callable[..., Any]
+
+
+#: The longest SQL text the step log shows of one query.
+_LOGGED_SQL = 2000
+
+
+def logged(sql: str) -> str:
+    """`sql` as the step log shows it: bounded to `_LOGGED_SQL` characters."""
+    return sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"

@@ -20,8 +20,8 @@ from sqlglot import exp
 from .._engine.sql.backend import SQLTable
 from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.staging import Session, dropping
+from ._base import logged
 from ._partitions import Partition
-from ._sql import logged
 from ._sql_query import relation as sql_relation
 
 DIALECT = "duckdb"

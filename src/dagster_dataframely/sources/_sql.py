@@ -21,7 +21,7 @@ import polars as pl
 from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError, SourceReadError
-from ._base import Source, StoredTable
+from ._base import Source, StoredTable, logged
 from ._duckdb import table_name
 from ._partitions import require_expr, run_partition
 
@@ -43,8 +43,6 @@ _FIXES = {
     "57014": "The query was cancelled (statement_timeout): raise the role's statement_timeout, "
     "or check one partition at a time (partition_expr) so each query reads less.",
 }
-#: The longest SQL text the step log shows of one query.
-_LOGGED_SQL = 2000
 _GENERIC_FIX = "Check that the table exists and the resource's role may read it."
 
 
@@ -286,8 +284,3 @@ class _Database:
                     yield frame if predicate is None else frame.filter(predicate)
 
         return register_io_source(batches, schema=schema, is_pure=True)
-
-
-def logged(sql: str) -> str:
-    """`sql` as the step log shows it: bounded to `_LOGGED_SQL` characters."""
-    return sql if len(sql) <= _LOGGED_SQL else sql[:_LOGGED_SQL] + "…"

@@ -108,7 +108,9 @@ def test_pushdown_counts_equal_the_polars_evaluator(rows: list[dict[str, object]
 
     assert pushed.row_count == reference.row_count == frame.height
     assert dict(pushed.failed) == dict(reference.failed)
-    assert {name for name, engine in pushed.engines.items() if engine == "polars"} == FALLBACK
+    assert {
+        name for name, engine in pushed.engines.items() if engine.startswith("polars")
+    } == FALLBACK
     assert set(pushed.engines) == {rule.name for rule in catalogue}
     for name, sample in pushed.samples.items():
         assert 0 < sample.height <= 3

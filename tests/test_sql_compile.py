@@ -38,7 +38,7 @@ FALLBACKS = {
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_each_dialect_pushes_down_all_but_its_listed_fallbacks(dialect: str) -> None:
     catalogue = rules(Everything)
-    compiled = compile_rules(Everything, catalogue, DTYPES, DIALECTS[dialect])
+    compiled = compile_rules(Everything, catalogue, DTYPES, DIALECTS[dialect]).conditions
     assert {rule.name for rule in catalogue} - set(compiled) == FALLBACKS[dialect]
 
 
@@ -46,7 +46,7 @@ def test_each_dialect_pushes_down_all_but_its_listed_fallbacks(dialect: str) -> 
 def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> None:
     catalogue = rules(Everything)
     table = SQLTable.of(exp.select(exp.Star()).from_("payments"), dialect=dialect, run=print)
-    compiled = compile_rules(Everything, catalogue, DTYPES, table.dialect)
+    compiled = compile_rules(Everything, catalogue, DTYPES, table.dialect).conditions
     pushed = [rule for rule in catalogue if rule.name in compiled]
 
     sql = table.sql(table.counts(pushed, compiled))
@@ -96,7 +96,7 @@ def test_each_dialect_casts_all_but_its_listed_fallbacks_in_one_query_it_parses_
 def test_dialect_forms_of_nan_byte_length_and_regex() -> None:
     def rendered(dialect: str, rule: str) -> str:
         (found,) = [r for r in rules(Everything) if r.name == rule]
-        condition = compile_rules(Everything, [found], DTYPES, DIALECTS[dialect])[rule]
+        condition = compile_rules(Everything, [found], DTYPES, DIALECTS[dialect]).conditions[rule]
         return condition.sql(dialect=dialect)
 
     assert rendered("duckdb", "code|max_length") == 'STRLEN("code") <= 5'

@@ -71,7 +71,7 @@ def _queries(dialect: str) -> dict[str, str]:
         lambda _: {"value": pl.Datetime("us")}, "shop.orders", dialect, DAY, "ordered_at"
     )
     table = SQLTable.of(rows, dialect=dialect, run=lambda _: pl.DataFrame())
-    compiled = compile_rules(Orders, catalogue, pl.Schema(DTYPES), table.dialect)
+    compiled = compile_rules(Orders, catalogue, pl.Schema(DTYPES), table.dialect).conditions
     pushed = [rule for rule in catalogue if rule.name in compiled]
     by_name = {rule.name: rule for rule in pushed}
     shown = ["order_id", "amount"]

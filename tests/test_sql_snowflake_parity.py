@@ -77,7 +77,9 @@ def test_snowflake_sql_counts_what_the_polars_evaluator_counts(
     assert scanned.collect_schema() == frame.schema
     assert in_snowflake.row_count == reference.row_count == frame.height
     assert dict(in_snowflake.failed) == dict(reference.failed)
-    fallen_back = {name for name, engine in in_snowflake.engines.items() if engine == "polars"}
+    fallen_back = {
+        name for name, engine in in_snowflake.engines.items() if engine.startswith("polars")
+    }
     assert fallen_back == FALLBACK
     assert set(in_snowflake.engines) == {rule.name for rule in catalogue}
     for name, sample in in_snowflake.samples.items():

@@ -86,4 +86,5 @@ def pushdown(
         run=run,
         database=("DuckDBTableSource", resource_key),
         session=session,
+        log=log,
     )

@@ -129,6 +129,7 @@ class SQLTableSource(Source):
                 run=database.run,
                 database=same,
                 session=database.session,
+                log=context.log.info,
             )
             yield StoredTable(frame, pushed)
 

@@ -20,6 +20,7 @@ from ..evaluate import POLARS, Evaluation, _explaining, evaluate
 from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
 from .dialects import DIALECTS, Dialect
+from .exactness import NO_SQL_FORM, NotExact, fallback_engine
 from .repeated import LISTED_ROWS, held, listed
 from .rules import groupable, predicate
 from .staging import Session
@@ -46,6 +47,8 @@ class SQLTable:
     run: Callable[[str], pl.DataFrame]
     database: Hashable | None = None
     session: Callable[[], AbstractContextManager[Session]] | None = None
+    #: Where the backend says why a rule falls back to polars (the step log).
+    log: Callable[[str], None] = field(default=lambda _: None, compare=False, repr=False)
     _repeated: dict[tuple[str, ...], pl.DataFrame] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -59,6 +62,7 @@ class SQLTable:
         run: Callable[[str], pl.DataFrame],
         database: Hashable | None = None,
         session: Callable[[], AbstractContextManager[Session]] | None = None,
+        log: Callable[[str], None] | None = None,
     ) -> SQLTable:
         return cls(
             relation=relation,
@@ -66,6 +70,7 @@ class SQLTable:
             run=run,
             database=database,
             session=session,
+            log=log or (lambda _: None),
         )
 
     def evaluate(
@@ -88,7 +93,12 @@ class SQLTable:
         compiled = compile_rules(
             schema, rules, dtypes, self.dialect, skip={c.column for c in casts} - set(in_sql)
         )
-        compiled |= {c.rule.name: in_sql[c.column].unchanged() for c in casts if c.column in in_sql}
+        for cast in casts:
+            if cast.column in in_sql:
+                compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
+                compiled.fallbacks.pop(cast.rule.name, None)
+            else:
+                compiled.fallbacks[cast.rule.name] = "the cast has no exact SQL form"
         table = (
             replace(self, relation=cast_relation(self.relation, dtypes, casts, in_sql))
             if casts
@@ -101,10 +111,13 @@ class SQLTable:
         lf: pl.LazyFrame,
         dtypes: pl.Schema,
         rules: Sequence[Rule],
-        compiled: Mapping[str, exp.Expr],
+        plan: Compiled,
         max_failure_samples: int,
         identify: Sequence[str],
     ) -> Evaluation:
+        compiled = plan.conditions
+        for name, reason in plan.fallbacks.items():
+            self.log(f"Rule {name!r} runs in polars, not {self.dialect.name}: {reason}.")
         pushed = [rule for rule in rules if rule.name in compiled]
         # A key rule whose few repeated keys one grouping fetched is counted from them.
         found = {
@@ -128,7 +141,7 @@ class SQLTable:
                     rule, compiled[rule.name], shown, max_failure_samples, failed[rule.name], dtypes
                 )
                 samples[rule.name] = self.run(self.sql(query))
-        engines = dict.fromkeys(failed, self.dialect.name)
+        engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]
         if not rest:
             return Evaluation(row_count, failed, samples, engines=engines)
@@ -142,7 +155,7 @@ class SQLTable:
             row_count=row_count,
             failed={**failed, **fallback.failed},
             samples={**samples, **fallback.samples},
-            engines=engines | dict.fromkeys(fallback.failed, POLARS),
+            engines={**dict.fromkeys(fallback.failed, POLARS), **engines},
             failed_table=fallback.failed_table,
         )
 
@@ -262,6 +275,21 @@ def _quoted(alias: str) -> exp.Identifier:
     return exp.to_identifier(alias, quoted=True)
 
 
+@dataclass(frozen=True)
+class Compiled:
+    """A set of rules compiled for one table: the SQL condition of each rule with an exact
+    SQL form, and why each other rule falls back to polars."""
+
+    conditions: dict[str, exp.Expr]
+    fallbacks: dict[str, str]
+
+    def engines(self, dialect: Dialect) -> dict[str, str]:
+        """Rule name -> where it runs: the dialect, or `polars (reason)`."""
+        return dict.fromkeys(self.conditions, dialect.name) | {
+            name: fallback_engine(reason) for name, reason in self.fallbacks.items()
+        }
+
+
 def compile_rules(
     schema: type[dy.Schema],
     rules: Sequence[Rule],
@@ -269,25 +297,40 @@ def compile_rules(
     dialect: Dialect,
     *,
     skip: Collection[str] = (),
-) -> dict[str, exp.Expr]:
-    """Rule name -> its SQL condition, for every rule of `rules` with an exact SQL form in
-    `dialect`: a row predicate, or for a `unique`/primary-key rule `TRUE` (counted by
-    grouping). The other rules are absent: they fall back to polars, as does every rule
-    that reads a column of `skip` (one the database does not hold as polars does)."""
-    compiled: dict[str, exp.Expr] = {}
+) -> Compiled:
+    """Each rule of `rules` compiled for `dialect`: a row predicate, or for a
+    `unique`/primary-key rule `TRUE` (counted by grouping), where its SQL provably means its
+    polars expression; else its reason to fall back to polars, as for every rule that reads
+    a column of `skip` (one the database does not hold as polars does)."""
+    conditions: dict[str, exp.Expr] = {}
+    fallbacks: dict[str, str] = {}
     for rule in rules:
-        if skip:
-            read = _reads(rule)
-            if read is None or any(name in skip for name in read):
-                continue
-        if rule.distinct_over is not None:
-            if groupable(rule, dtypes):
-                compiled[rule.name] = exp.true()
-            continue
-        condition = predicate(schema, rule, dtypes, dialect)
-        if condition is not None:
-            compiled[rule.name] = condition
-    return compiled
+        try:
+            conditions[rule.name] = _compile(schema, rule, dtypes, dialect, skip)
+        except NotExact as declined:
+            fallbacks[rule.name] = declined.reason
+    return Compiled(conditions, fallbacks)
+
+
+def _compile(
+    schema: type[dy.Schema],
+    rule: Rule,
+    dtypes: Mapping[str, pl.DataType],
+    dialect: Dialect,
+    skip: Collection[str],
+) -> exp.Expr:
+    if skip:
+        read = _reads(rule)
+        if read is None or any(name in skip for name in read):
+            raise NotExact("reads a column cast in polars")
+    if rule.distinct_over is not None:
+        if not groupable(rule, dtypes):
+            raise NotExact("key dtype groups differently in SQL")
+        return exp.true()
+    condition = predicate(schema, rule, dtypes, dialect)
+    if condition is None:
+        raise NotExact(NO_SQL_FORM)
+    return condition
 
 
 def _projected(lf: pl.LazyFrame, rules: Sequence[Rule], identify: Sequence[str]) -> pl.LazyFrame:

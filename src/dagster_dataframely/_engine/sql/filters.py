@@ -70,7 +70,7 @@ def member_rows(
     one of those has no exact SQL form (the filters reading the member then run in polars).
     `dtypes`: the schema's columns as the table holds them."""
     failing = [rule for rule in rules if failed.get(rule.name)]
-    compiled = compile_rules(schema, failing, dtypes, table.dialect)
+    compiled = compile_rules(schema, failing, dtypes, table.dialect).conditions
     if any(rule.name not in compiled for rule in failing):
         return None
     passes: list[exp.Expr] = []

@@ -155,7 +155,7 @@ def test_strings_read_exactly_and_the_connection_keeps_its_settings(tmp_path: Pa
         if not e.passed
     }
     assert "größe über zwölf" in str(samples["dy_rule__note__max_length"])
-    assert connection.sql("select current_setting('produce_arrow_string_view')").fetchone() == (
+    assert connection.execute("select current_setting('produce_arrow_string_view')").fetchone() == (
         False,
     )
     connection.close()

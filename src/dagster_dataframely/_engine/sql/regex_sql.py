@@ -57,6 +57,9 @@ class RegexEngine:
     ascii_only: ClassVar[bool] = False
     #: What `\\d \\s \\w` and `\\b` mean there.
     classes_mean: ClassVar[str] = "ASCII"
+    #: Whether `^` and `$` are read as polars reads them only at the pattern's ends: DuckDB's
+    #: RE2 finds no match for `^^` or `$$` and one for `^a^` in "a" (differential test).
+    anchors_at_ends_only: ClassVar[bool] = True
     any_char: ClassVar[str] = "(?s:.)"
     #: How `.` (any character but a newline) is written, None for a class.
     dot: ClassVar[str | None] = "."
@@ -70,6 +73,8 @@ class RegexEngine:
         except RegexSyntaxError as error:
             raise NotExact(f"regex not read: {error}") from None
         try:
+            if self.anchors_at_ends_only and _inner_anchor(tree, leading=True, trailing=True):
+                raise NotExact(f"regex ^ or $ inside the pattern: {self.name} reads it otherwise")
             text, size = self._render(tree, 1)
         except RecursionError:
             raise NotExact("regex nested too deeply") from None
@@ -205,6 +210,7 @@ class PostgresRegexEngine(RegexEngine):
     name = "PostgreSQL"
     repetition_limit = 255
     nested_counts_limited = False
+    anchors_at_ends_only = False
     size_limit = 10_000
     ascii_only = True
     classes_mean = "the locale's"
@@ -227,9 +233,10 @@ class PostgresRegexEngine(RegexEngine):
     }
 
     def _char(self, c: str) -> str:
-        if c in self._meta or (c in self._named and c != "-"):
-            return "[" + self._class_char(c) + "]"
-        return self._class_char(c)
+        written = self._class_char(c)
+        if c == "-" or (written == c and c not in self._meta):
+            return c
+        return "[" + written + "]"
 
     def _class_char(self, c: str) -> str:
         if not c.isascii():
@@ -251,6 +258,30 @@ class DeclinedRegexEngine(RegexEngine):
 RE2 = RegexEngine()
 POSTGRES_ARE = PostgresRegexEngine()
 SNOWFLAKE_ERE = DeclinedRegexEngine()
+
+
+def _inner_anchor(node: Node, *, leading: bool, trailing: bool) -> bool:
+    """Whether `node` has a `^` (`\\A`) that something may precede or a `$` (`\\z`) that
+    something may follow (`leading`/`trailing`: nothing comes before/after `node`)."""
+    if isinstance(node, Assertion):
+        if node.kind in ("start_line", "start_text"):
+            return not leading
+        return node.kind in ("end_line", "end_text") and not trailing
+    if isinstance(node, Group):
+        return _inner_anchor(node.node, leading=leading, trailing=trailing)
+    if isinstance(node, Alternation):
+        return any(
+            _inner_anchor(branch, leading=leading, trailing=trailing) for branch in node.branches
+        )
+    if isinstance(node, Concat):
+        last = len(node.nodes) - 1
+        return any(
+            _inner_anchor(child, leading=leading and i == 0, trailing=trailing and i == last)
+            for i, child in enumerate(node.nodes)
+        )
+    if isinstance(node, Repetition):
+        return _inner_anchor(node.node, leading=False, trailing=False)
+    return False
 
 
 def _text(node: PerlClass | UnicodeClass | Bracketed) -> str:

@@ -20,7 +20,8 @@ from test_pushdown import _outcomes, run_payments_checks
 import dagster_dataframely as dd
 from dagster_dataframely._engine.sql.dialects import DIALECTS
 from dagster_dataframely._engine.sql.exactness import NotExact
-from dagster_dataframely._engine.sql.regex import (
+from dagster_dataframely._engine.sql.regex import RegexSyntaxError, parse
+from dagster_dataframely._engine.sql.regex.tree import (
     Alternation,
     AsciiClass,
     Assertion,
@@ -29,10 +30,8 @@ from dagster_dataframely._engine.sql.regex import (
     Flags,
     Group,
     Literal,
-    RegexSyntaxError,
     Repetition,
     SetOperation,
-    parse,
 )
 
 EMAIL = r"^[a-z0-9.]+@[a-z]+\.[a-z]+$"

@@ -11,7 +11,7 @@ from typing import ClassVar
 
 from sqlglot import exp
 
-from .regex_sql import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .regex import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
 
 
 class Dialect:

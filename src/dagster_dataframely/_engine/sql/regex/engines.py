@@ -13,8 +13,10 @@ from __future__ import annotations
 
 from typing import ClassVar
 
-from .exactness import NotExact
-from .regex import (
+from ..exactness import NotExact
+from .parse import RegexSyntaxError, parse
+from .sets import ASCII_CLASSES, CharSet, complement, interval, operate, union
+from .tree import (
     Alternation,
     AsciiClass,
     Assertion,
@@ -30,13 +32,10 @@ from .regex import (
     Node,
     PerlClass,
     Range,
-    RegexSyntaxError,
     Repetition,
     SetOperation,
     UnicodeClass,
-    parse,
 )
-from .regex_sets import ASCII_CLASSES, CharSet, complement, interval, operate, union
 
 _ANCHORS = {"start_line": "^", "start_text": "^", "end_line": "$", "end_text": "$"}
 _PERL_NAMES = {"d": "digits", "s": "white space", "w": "word characters"}

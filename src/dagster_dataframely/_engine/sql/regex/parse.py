@@ -11,7 +11,29 @@ reports a pattern that is really invalid itself. Verbose mode (`(?x)`) is not re
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+from dataclasses import replace
+
+from .sets import ASCII_CLASSES
+from .tree import (
+    Alternation,
+    AsciiClass,
+    Assertion,
+    Bracketed,
+    ClassItem,
+    ClassSet,
+    Concat,
+    Dot,
+    Empty,
+    Flags,
+    Group,
+    Literal,
+    Node,
+    PerlClass,
+    Range,
+    Repetition,
+    SetOperation,
+    UnicodeClass,
+)
 
 #: Characters `\\` makes literal; any other ASCII character but a letter, a digit, `<` or `>`
 #: may be escaped too, as a literal (`is_escapeable_character` in regex-syntax).
@@ -21,10 +43,6 @@ _HEX_DIGITS = {"x": 2, "u": 4, "U": 8}
 _ASSERTION_ESCAPES = {"A": "start_text", "z": "end_text", "B": "not_word_boundary"}
 _ANGLE_ASSERTIONS = {"<": "word_start_angle", ">": "word_end_angle"}
 _SPECIAL_WORD_BOUNDARIES = ("start", "end", "start-half", "end-half")
-ASCII_CLASS_NAMES = frozenset(
-    ("alnum", "alpha", "ascii", "blank", "cntrl", "digit", "graph", "lower", "print", "punct",
-     "space", "upper", "word", "xdigit")
-)  # fmt: skip
 _FLAG_NAMES = {
     "i": "case_insensitive",
     "m": "multi_line",
@@ -45,142 +63,6 @@ class RegexSyntaxError(ValueError):
         super().__init__(f"{message} at position {position}")
         self.message = message
         self.position = position
-
-
-@dataclass(frozen=True)
-class Flags:
-    """The inline flags in force at a node (`(?imsURu)`), with the crate's defaults."""
-
-    case_insensitive: bool = False
-    multi_line: bool = False
-    dot_matches_new_line: bool = False
-    swap_greed: bool = False
-    unicode: bool = True
-    crlf: bool = False
-
-
-@dataclass(frozen=True)
-class Empty:
-    """Matches the empty string: an empty pattern, group or alternative."""
-
-
-@dataclass(frozen=True)
-class Literal:
-    char: str
-    flags: Flags
-
-
-@dataclass(frozen=True)
-class Dot:
-    flags: Flags
-
-
-@dataclass(frozen=True)
-class Assertion:
-    """A zero-width test: `^ $ \\A \\z \\b \\B \\< \\>` and `\\b{start}` etc.; `kind` names it,
-    `text` is how the pattern wrote it."""
-
-    kind: str
-    text: str
-    flags: Flags
-
-
-@dataclass(frozen=True)
-class Range:
-    start: str
-    end: str
-
-
-@dataclass(frozen=True)
-class AsciiClass:
-    """`[:alpha:]` inside a bracket: ASCII characters whatever the flags."""
-
-    name: str
-    negated: bool
-
-
-@dataclass(frozen=True)
-class PerlClass:
-    """`\\d \\s \\w` (`negated` for `\\D \\S \\W`)."""
-
-    kind: str
-    negated: bool
-    flags: Flags
-
-
-@dataclass(frozen=True)
-class UnicodeClass:
-    """`\\pL`, `\\p{Greek}`, `\\P{...}`: a Unicode property."""
-
-    name: str
-    negated: bool
-    flags: Flags
-
-
-@dataclass(frozen=True)
-class SetOperation:
-    """`lhs && rhs`, `lhs -- rhs` or `lhs ~~ rhs` inside a bracket."""
-
-    operator: str
-    lhs: ClassSet
-    rhs: ClassSet
-
-
-@dataclass(frozen=True)
-class Bracketed:
-    """`[...]` or `[^...]`: a union of items, or a set operation on such unions."""
-
-    items: ClassSet
-    negated: bool
-    flags: Flags
-
-
-ClassItem = str | Range | AsciiClass | PerlClass | UnicodeClass | Bracketed | SetOperation
-#: A union of class items (one character each, as `str`) or one set operation.
-ClassSet = tuple[ClassItem, ...] | SetOperation
-
-
-@dataclass(frozen=True)
-class Group:
-    node: Node
-    name: str | None = None
-
-
-@dataclass(frozen=True)
-class Concat:
-    nodes: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Alternation:
-    branches: tuple[Node, ...]
-
-
-@dataclass(frozen=True)
-class Repetition:
-    """`node` repeated `low` to `high` times (`high` None: unbounded); laziness is kept for
-    completeness, a match's existence does not depend on it."""
-
-    node: Node
-    low: int
-    high: int | None
-    greedy: bool
-
-
-Node = (
-    Empty
-    | Literal
-    | Dot
-    | Assertion
-    | PerlClass
-    | UnicodeClass
-    | Bracketed
-    | Group
-    | Concat
-    | Alternation
-    | Repetition
-)
-_ATOMS = (Literal, Dot, Assertion, PerlClass, UnicodeClass, Bracketed, Group, Repetition)
 
 
 def parse(pattern: str) -> Node:
@@ -488,7 +370,7 @@ class _Parser:
         end = self.text.find(":]", self.pos + 2)
         name = self.text[self.pos + 2 : end] if end >= 0 else ""
         negated = name.startswith("^")
-        if name.removeprefix("^") not in ASCII_CLASS_NAMES:
+        if name.removeprefix("^") not in ASCII_CLASSES:
             return None
         self.pos = end + 2
         return AsciiClass(name.removeprefix("^"), negated)
@@ -517,8 +399,3 @@ class _Parser:
 
 def _combine(lhs: ClassSet | None, operator: str, rhs: tuple[ClassItem, ...]) -> ClassSet:
     return rhs if lhs is None else SetOperation(operator, lhs, rhs)
-
-
-def is_atom(node: Node) -> bool:
-    """Whether `node` is one unit a repetition operator may follow without a group."""
-    return isinstance(node, _ATOMS)

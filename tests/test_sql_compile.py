@@ -1,5 +1,6 @@
 """The SQL compiler without a database: what each dialect pushes down and what falls back,
-the SQL each renders, the regex subset, and the polars expression tree the translator reads."""
+the SQL each renders, and the polars expression tree the translator reads (regexes:
+test_sql_regex.py)."""
 
 from __future__ import annotations
 
@@ -17,7 +18,7 @@ from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.read_dtypes import Casts
 from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
 from dagster_dataframely._engine.sql.casts import cast_relation, compile_casts
-from dagster_dataframely._engine.sql.dialects import DIALECTS, portable_regex
+from dagster_dataframely._engine.sql.dialects import DIALECTS
 from dagster_dataframely._engine.sql.expressions import translate
 from dagster_dataframely.sources._sql_query import polars_dtype, relation
 
@@ -116,25 +117,6 @@ def test_dialect_forms_of_nan_byte_length_and_regex() -> None:
         "NOT IS_NAN(`amount`) AND `amount` < CAST(100.0 AS FLOAT64)"
     )
     assert rendered("duckdb", "ratio|min_exclusive") == '"ratio" > CAST(0.1 AS REAL)'
-
-
-@pytest.mark.parametrize(
-    ("pattern", "portable"),
-    [
-        (r"^[A-Z]{3}$", True),
-        (r"^ORD-[0-9]+(\.[0-9]{2})?$", True),
-        (r"a|b\*", True),
-        (r"^\d+$", False),  # Unicode digits in polars, ASCII in RE2
-        (r"\w", False),
-        (r"(?i)abc", False),
-        (r"[[a-z]&&[^aeiou]]", False),
-        (r"[[:alpha:]]", False),
-        ("größe", False),
-        (r"a{,3}", False),
-    ],
-)
-def test_only_the_portable_regex_subset_is_pushed_down(pattern: str, portable: bool) -> None:
-    assert portable_regex(pattern) is portable
 
 
 def test_the_polars_expression_tree_the_translator_reads() -> None:

@@ -7,32 +7,11 @@ they fall back to polars. sqlglot renders everything else.
 
 from __future__ import annotations
 
-import re
 from typing import ClassVar
 
 from sqlglot import exp
 
-# A pattern of this subset means the same to Rust's `regex` (polars), RE2 (DuckDB, BigQuery)
-# and, without `.`, PostgreSQL's AREs: ASCII literals and escaped punctuation, `.`, classes of
-# ASCII characters and ranges, groups, alternation, anchors and bounded repetition. Excluded,
-# because the engines disagree: `\d \w \s \b` (Unicode in Rust, ASCII in RE2), flags `(?...)`,
-# nested classes and their set operations (`[[`, `&&`, `--`, `~~`), POSIX classes, `{,n}`
-# and every non-ASCII character.
-_PORTABLE_REGEX = re.compile(r"(?:[ -~](?<!\\)|\\[!-/:-@\[-`{-~])*", re.ASCII)
-_CLASS_OPERATORS = ("&&", "--", "~~", "[:", "[[", "(?", "{,")
-
-
-def portable_regex(pattern: str) -> bool:
-    """Whether `pattern` lies in the subset Rust's regex and RE2 read alike."""
-    if not pattern.isascii() or any(op in pattern for op in _CLASS_OPERATORS):
-        return False
-    return _PORTABLE_REGEX.fullmatch(_strip_escapes(pattern)) is not None
-
-
-def _strip_escapes(pattern: str) -> str:
-    """`pattern` with each escaped punctuation character replaced by `_`, so that only escapes
-    of letters and digits (`\\d`, `\\1`) remain to be refused."""
-    return re.sub(r"\\[!-/:-@\[-`{-~]", "_", pattern)
+from .regex import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
 
 
 class Dialect:
@@ -52,6 +31,8 @@ class Dialect:
         "us": "TIMESTAMP",
         "ns": "TIMESTAMP_NS",
     }
+    #: The engine of `REGEXP_MATCHES`.
+    regex_engine: ClassVar[RegexEngine] = RE2
 
     def naive_timestamp(self, unit: str) -> exp.DataType | None:
         """The type of a timestamp without zone in `unit`, None where the database has none."""
@@ -74,11 +55,11 @@ class Dialect:
         rides along a count query), or None where the database has none."""
         return exp.Anonymous(this="MIN", expressions=[value, exp.Literal.number(n)])
 
-    def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
-        """`str.contains(pattern)` (a search, not a full match); None if inexpressible."""
-        if not portable_regex(pattern):
-            return None
-        return exp.RegexpLike(this=value, expression=exp.Literal.string(pattern))
+    def contains(self, value: exp.Expr, pattern: str) -> exp.Expr:
+        """`str.contains(pattern)` (a search, not a full match), the pattern written for the
+        dialect's regex engine; `NotExact` names the construct the engine reads otherwise."""
+        written = self.regex_engine.search_pattern(pattern)
+        return exp.RegexpLike(this=value, expression=exp.Literal.string(written))
 
 
 class PostgresDialect(Dialect):
@@ -86,15 +67,10 @@ class PostgresDialect(Dialect):
     #: Text order follows the database's collation, not bytes.
     binary_string_order = False
     timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP"}
+    regex_engine = POSTGRES_ARE  # `~`
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
-
-    def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
-        # An ARE's `.` (and a negated class) matches a newline, Rust's `.` does not.
-        if "." in _strip_escapes(pattern):
-            return None
-        return super().contains(value, pattern)
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
@@ -110,15 +86,13 @@ class SnowflakeDialect(Dialect):
     #: in polars, as do its timestamp unit changes.
     float_to_decimal = False
     timestamp_types: ClassVar[dict[str, str]] = {}
+    regex_engine = SNOWFLAKE_ERE  # `REGEXP_LIKE`
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])  # LENGTH counts characters
-
-    def contains(self, value: exp.Expr, pattern: str) -> exp.Expr | None:
-        return None  # REGEXP_LIKE matches the whole string and reads POSIX EREs
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
@@ -130,6 +104,7 @@ class BigQueryDialect(Dialect):
     nan_is_largest = False
     float_to_decimal = False
     timestamp_types: ClassVar[dict[str, str]] = {}
+    regex_engine = RE2  # `REGEXP_CONTAINS`
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="BYTE_LENGTH", expressions=[value])

@@ -1,0 +1,9 @@
+"""The pattern of a `regex` rule, read as polars reads it (Rust's `regex` syntax, `parse` into
+a `tree`) and written for each database's regex engine where that engine reads it alike
+(`engines`, with classes evaluated to exact code point `sets`); elsewhere `NotExact`.
+"""
+
+from .engines import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .parse import RegexSyntaxError, parse
+
+__all__ = ["POSTGRES_ARE", "RE2", "SNOWFLAKE_ERE", "RegexEngine", "RegexSyntaxError", "parse"]

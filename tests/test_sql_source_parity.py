@@ -89,7 +89,7 @@ def test_postgres_and_duckdb_count_what_the_polars_evaluator_counts(
     fallen_back = {
         name for name, engine in in_postgres.engines.items() if engine.startswith("polars")
     }
-    assert fallen_back == generated.FALLBACK
+    assert fallen_back == generated.FALLBACK | {"known_refs"}  # float8 * 2 may overflow
     assert set(in_postgres.engines) == {rule.name for rule in catalogue}
     for name, sample in in_postgres.samples.items():
         assert 0 < sample.height <= 3

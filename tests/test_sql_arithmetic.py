@@ -4,8 +4,9 @@ polars adds, subtracts and multiplies in the dtype its supertype rules give and 
 overflow (`Int16 + 100` wraps at 32767); DuckDB and PostgreSQL widen or raise. A rule whose
 arithmetic may wrap, or may overflow where the database raises, falls back to polars with its
 reason; the rest runs in SQL. Generated rules over every integer width, with values and
-literals at the type limits, go through a DuckDB file, a real PostgreSQL server and fakesnow,
-and must count what `Schema.filter` counts, without a failed step.
+literals at the type limits, go through a DuckDB file and a real PostgreSQL server (and
+fakesnow: test_sql_snowflake_arithmetic.py) and must count what `Schema.filter` counts,
+without a failed step.
 """
 
 # No `from __future__ import annotations`: Dataframely reads the collection's annotations.
@@ -15,19 +16,15 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-import dagster as dg
 import dataframely as dy
 import duckdb
-import fakesnow
 import polars as pl
 import psycopg
 import pytest
-import snowflake.connector
 from dagster_duckdb import DuckDBResource
 from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from postgres import PostgresServer
-from psycopg import sql
 from sqlglot import exp
 from test_collection_pushdown import (
     _duckdb_file,
@@ -37,6 +34,7 @@ from test_collection_pushdown import (
     _outcomes,
     dataframely_counts,
 )
+from test_sql_source_parity import _in_postgres as in_postgres
 
 import dagster_dataframely as dd
 from dagster_dataframely._engine.catalogue import rules
@@ -58,10 +56,8 @@ INTEGERS: dict[str, type[dy.Column]] = {
     "j64": dy.Int64,
 }
 DTYPES = {name: column().dtype for name, column in INTEGERS.items()}
-#: The integer columns a PostgreSQL table holds (`smallint`, `integer`, `bigint`) and a
-#: Snowflake one (every integer a `NUMBER(38, 0)`, read as `Int64`).
+#: The integer columns a PostgreSQL table holds.
 POSTGRES = {"i16": "smallint", "i32": "integer", "i64": "bigint"}
-SNOWFLAKE = ("i64", "j64")
 
 
 def _schema(columns: Any, rule: pl.Expr) -> type[dy.Schema]:
@@ -295,7 +291,14 @@ def connection(postgres: PostgresServer) -> Iterator[psycopg.Connection]:
         yield connection
 
 
-_POSTGRES_SOURCE = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres")
+def _read_back(
+    database: _Database, dialect: str, frame: pl.DataFrame
+) -> tuple[SQLTable, pl.LazyFrame]:
+    """The table `generated` of `database` as the SQL backend reads it, in `frame`'s dtypes."""
+    select = relation(database.dtypes, "generated", dialect, None, None)
+    scanned = database.scan(select)
+    assert scanned.collect_schema() == frame.schema
+    return SQLTable.of(select, dialect=dialect, run=database.run), scanned
 
 
 @settings(
@@ -308,61 +311,9 @@ def test_postgresql_counts_arithmetic_near_every_integer_limit_as_polars_does(
     connection: psycopg.Connection, rule: Tree, frame: pl.DataFrame
 ) -> None:
     def table(frame: pl.DataFrame) -> tuple[SQLTable, pl.LazyFrame]:
-        columns = sql.SQL(", ").join(
-            sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind))
-            for name, kind in POSTGRES.items()
-        )
-        connection.execute("DROP TABLE IF EXISTS generated")
-        connection.execute(sql.SQL("CREATE TABLE generated ({})").format(columns))
-        with connection.cursor().copy("COPY generated FROM STDIN") as copy:
-            for row in frame.iter_rows():
-                copy.write_row(row)
-        database = _Database(
-            connection, _POSTGRES_SOURCE, dg.AssetKey("generated"), log=lambda _: None
-        )
-        select = relation(database.dtypes, "generated", "postgres", None, None)
-        scanned = database.scan(select)
-        assert scanned.collect_schema() == frame.schema
-        return SQLTable.of(select, dialect="postgres", run=database.run), scanned
+        return _read_back(in_postgres(connection, frame, POSTGRES), "postgres", frame)
 
     _assert_counts_alike(table, tuple(POSTGRES), _expr(rule), frame)
-
-
-@pytest.fixture(scope="module")
-def snowflake_connection() -> Iterator[Any]:
-    with fakesnow.patch():
-        connection = snowflake.connector.connect(database="shop", schema="finance")
-        yield connection
-        connection.close()
-
-
-_SNOWFLAKE_SOURCE = dd.sources.SQLTableSource(resource_key="warehouse", dialect="snowflake")
-
-
-@settings(
-    max_examples=30,
-    deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
-)
-@given(rule=_rules(SNOWFLAKE), frame=_frames(SNOWFLAKE))
-def test_snowflake_sql_counts_arithmetic_near_the_integer_limits_as_polars_does(
-    snowflake_connection: Any, rule: Tree, frame: pl.DataFrame
-) -> None:
-    def table(frame: pl.DataFrame) -> tuple[SQLTable, pl.LazyFrame]:
-        duck = snowflake_connection._duck_conn  # the DuckDB under fakesnow: a bulk load
-        duck.execute("DROP TABLE IF EXISTS shop.finance.generated")
-        duck.register("generated_arrow", frame.to_arrow())
-        duck.execute("CREATE TABLE shop.finance.generated AS SELECT * FROM generated_arrow")
-        duck.unregister("generated_arrow")
-        database = _Database(
-            snowflake_connection, _SNOWFLAKE_SOURCE, dg.AssetKey("generated"), log=lambda _: None
-        )
-        select = relation(database.dtypes, "generated", "snowflake", None, None)
-        scanned = database.scan(select)
-        assert scanned.collect_schema() == frame.schema
-        return SQLTable.of(select, dialect="snowflake", run=database.run), scanned
-
-    _assert_counts_alike(table, SNOWFLAKE, _expr(rule), frame)
 
 
 # ------------------------------- a collection filter ------------------------------------ #

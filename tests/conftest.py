@@ -29,6 +29,7 @@ _SQLGLOT = tuple(int(part) for part in version("sqlglot").split(".")[:2])
 _SNOWFLAKE_RUNS = [
     "test_sql_snowflake.py",
     "test_sql_snowflake_parity.py",
+    "test_sql_snowflake_arithmetic.py",
     "test_read_dtypes_snowflake.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []

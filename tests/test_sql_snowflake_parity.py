@@ -32,8 +32,9 @@ from dagster_dataframely.sources._sql_query import relation
 
 #: The dtypes Snowflake's connector describes for the generated columns.
 SNOWFLAKE_TYPES = {"ratio": pl.Float64, "level": pl.Int64}
-#: Snowflake's `REGEXP_LIKE` is a full match of a POSIX ERE: every regex stays in polars.
-FALLBACK = {"digits|regex", "code|regex"}
+#: Snowflake's `REGEXP_LIKE` is a full match of a POSIX ERE: every regex stays in polars; an
+#: Int64 `+ 1` may wrap in polars, a float product may raise in Snowflake.
+FALLBACK = {"digits|regex", "code|regex", "levelled_codes", "known_refs"}
 SOURCE = dd.sources.SQLTableSource(resource_key="warehouse", dialect="snowflake")
 
 

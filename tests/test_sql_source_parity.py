@@ -10,7 +10,7 @@ outside the portable subset runs in PostgreSQL, so the property is about its SQL
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 import dagster as dg
 import polars as pl
@@ -49,10 +49,12 @@ def connection(postgres: PostgresServer) -> Iterator[psycopg.Connection]:
         yield connection
 
 
-def _in_postgres(connection: psycopg.Connection, frame: pl.DataFrame) -> _Database:
+def _in_postgres(
+    connection: psycopg.Connection, frame: pl.DataFrame, types: Mapping[str, str] = COLUMNS
+) -> _Database:
+    """`frame` as the table `generated`, its columns of the PostgreSQL `types`."""
     columns = sql.SQL(", ").join(
-        sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind))
-        for name, kind in COLUMNS.items()
+        sql.SQL("{} {}").format(sql.Identifier(name), sql.SQL(kind)) for name, kind in types.items()
     )
     connection.execute("DROP TABLE IF EXISTS generated")
     connection.execute(sql.SQL("CREATE TABLE generated ({})").format(columns))
@@ -89,7 +91,7 @@ def test_postgres_and_duckdb_count_what_the_polars_evaluator_counts(
     fallen_back = {
         name for name, engine in in_postgres.engines.items() if engine.startswith("polars")
     }
-    assert fallen_back == generated.FALLBACK
+    assert fallen_back == generated.FALLBACK | {"known_refs"}  # float8 * 2 may overflow
     assert set(in_postgres.engines) == {rule.name for rule in catalogue}
     for name, sample in in_postgres.samples.items():
         assert 0 < sample.height <= 3

@@ -22,6 +22,7 @@ import polars as pl
 from sqlglot import exp
 
 from ..read_dtypes import Cast
+from .arithmetic import integer_range
 from .dialects import Dialect
 from .literals import literal, sql_type
 
@@ -98,9 +99,9 @@ def _compile(cast: Cast, value: exp.Expr, dialect: Dialect) -> SQLCast | None:
             return None
         return SQLCast(cast, _when(exp.In(this=text, expressions=categories), text.copy()))
     if declared.is_integer():
-        low, high = _integer_range(declared)
+        low, high = integer_range(declared)
         if read.is_integer():  # bounds within the read type's, so each is a literal of it
-            read_low, read_high = _integer_range(read)
+            read_low, read_high = integer_range(read)
             within = exp.Between(
                 this=value,
                 low=exp.Literal.number(max(low, read_low)),
@@ -206,14 +207,6 @@ def _unit_range(unit: str, read: str) -> tuple[dt.datetime, dt.datetime] | None:
         )
     except OverflowError:
         return None
-
-
-def _integer_range(dtype: pl.DataType) -> tuple[int, int]:
-    """The smallest and largest value of an integer dtype (`Int16`: -32768, 32767)."""
-    bits = int("".join(char for char in str(dtype) if char.isdigit()))
-    if dtype.is_signed_integer():
-        return -(2 ** (bits - 1)), 2 ** (bits - 1) - 1
-    return 0, 2**bits - 1
 
 
 def _when(condition: exp.Expr, then: exp.Expr) -> exp.Expr:

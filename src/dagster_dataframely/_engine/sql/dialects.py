@@ -25,6 +25,9 @@ class Dialect:
     #: A float cast to a `DECIMAL` rounds to its scale as polars' cast does, within the
     #: digits the float holds (`read_dtypes="cast"`).
     float_to_decimal: ClassVar[bool] = True
+    #: A float `+ - *` that overflows (or a product that underflows to zero) raises instead
+    #: of giving ±inf (0) as polars does: DuckDB returns them.
+    float_overflow_raises: ClassVar[bool] = False
     #: The wall-clock timestamp type of each polars time unit the database has.
     timestamp_types: ClassVar[dict[str, str]] = {
         "ms": "TIMESTAMP_MS",
@@ -66,6 +69,8 @@ class PostgresDialect(Dialect):
     name = "postgres"
     #: Text order follows the database's collation, not bytes.
     binary_string_order = False
+    #: `value out of range: overflow` (and `underflow`) for float8.
+    float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP"}
     regex_engine = POSTGRES_ARE  # `~`
 
@@ -85,6 +90,8 @@ class SnowflakeDialect(Dialect):
     #: How its float-to-NUMBER cast rounds is not known to be polars' way: such casts stay
     #: in polars, as do its timestamp unit changes.
     float_to_decimal = False
+    #: Not known to return ±inf on overflow (fakesnow runs DuckDB): assumed to raise.
+    float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {}
     regex_engine = SNOWFLAKE_ERE  # `REGEXP_LIKE`
 
@@ -103,6 +110,8 @@ class BigQueryDialect(Dialect):
     #: NaN compares false with every value, itself included (IEEE 754).
     nan_is_largest = False
     float_to_decimal = False
+    #: Its SQL (ZetaSQL) reports a floating point overflow as an error.
+    float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {}
     regex_engine = RE2  # `REGEXP_CONTAINS`
 

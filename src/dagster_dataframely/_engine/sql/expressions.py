@@ -1,10 +1,12 @@
 """Polars expressions of custom rules (`@dy.rule`, `check=`) translated to SQL where exact.
 
 An expression is read from its serialized tree (`Expr.meta.serialize(format="json")`):
-columns, literals, comparisons, `+ - *`, `& | ~`, `is_null`, `is_not_null`, `is_between`,
-`is_in` and `str.len_bytes`. Anything else (a division, a window, a cast, a UDF, a node this
-reader does not know, as a later polars may write) makes the whole rule fall back to polars,
-so a rule is translated exactly or not at all. `tests/test_sql_expressions.py` pins the tree.
+columns, literals, comparisons, `+ - *`, `-x`, `abs`, `& | ~`, `is_null`, `is_not_null`,
+`is_between`, `is_in` and `str.len_bytes`. Arithmetic is translated where it cannot wrap in
+polars nor overflow in the database (`arithmetic.py`), else `NotExact` says why. Anything else
+(a division, a window, a cast, a UDF, a node this reader does not know, as a later polars may
+write) makes the whole rule fall back to polars, so a rule is translated exactly or not at all.
+`tests/test_sql_expressions.py` pins the tree.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
+from . import arithmetic
 from .dialects import Dialect
 from .literals import literal
 
@@ -82,6 +85,8 @@ class _Reader:
             return self.column(body)
         if kind == "Literal":
             return self.literal(body)
+        if kind == "BinaryExpr" and body["op"] in _ARITHMETIC:
+            return self.arithmetic(tree, self.node(body["left"]), self.node(body["right"]))
         if kind == "BinaryExpr":
             return self.binary(body["op"], self.node(body["left"]), self.node(body["right"]))
         if kind == "Function":
@@ -124,15 +129,24 @@ class _Reader:
             if ordered and pl.String in (ltype, rtype) and not self.dialect.binary_string_order:
                 raise Untranslatable(op)
             return _COMPARISONS[op](this=lsql, expression=rsql), pl.Boolean()
-        if op in _ARITHMETIC:
-            types = [t for t in (ltype, rtype) if t is not None]
-            # Float32 arithmetic rounds per step in polars; the database may widen first.
-            if not all(t.is_numeric() and t != pl.Float32 for t in types):
-                raise Untranslatable(op)
-            return exp.paren(_ARITHMETIC[op](this=lsql, expression=rsql)), (
-                types[0] if types else None
-            )
         raise Untranslatable(op)
+
+    def arithmetic(self, tree: Any, *operands: Typed) -> Typed:
+        """An arithmetic node over its translated `operands`, in the dtype polars gives it;
+        integer operands are cast to `BIGINT`, which the proven interval fits."""
+        # Float32 arithmetic rounds per step in polars; the database may widen first.
+        if not all(t is None or (t.is_numeric() and t != pl.Float32) for _, t in operands):
+            raise Untranslatable(tree)
+        dtype = arithmetic.check(tree, self.dtypes, self.dialect)
+        if dtype == pl.Float32:
+            raise Untranslatable(tree)
+        sqls = [_widened(sql) if dtype.is_integer() else sql for sql, _ in operands]
+        ((kind, body),) = tree.items()
+        if kind == "BinaryExpr":
+            return exp.paren(_ARITHMETIC[body["op"]](this=sqls[0], expression=sqls[1])), dtype
+        if body["function"] == "Negate":
+            return exp.paren(exp.Neg(this=sqls[0])), dtype
+        return exp.Abs(this=sqls[0]), dtype
 
     def aligned(self, typed: Typed, other: Typed | None = None) -> Typed:
         """A literal compared with a float32 column is a float32, as polars casts it."""
@@ -145,7 +159,12 @@ class _Reader:
         if function == {"StringExpr": "LenBytes"}:
             ((value, dtype),) = (self.node(item) for item in inputs)
             length = self.dialect.byte_length(value) if dtype == pl.String else None
-            return length or _refuse(function), pl.Int64()
+            return length or _refuse(function), pl.UInt32()  # as polars types it
+        if function in arithmetic.UNARY:
+            return self.arithmetic(
+                {"Function": {"input": inputs, "function": function}},
+                *(self.node(item) for item in inputs),
+            )
         boolean = function.get("Boolean") if isinstance(function, dict) else None
         if boolean in ("IsNull", "IsNotNull", "Not"):
             ((value, dtype),) = (self.operand(item, nullness=boolean != "Not") for item in inputs)
@@ -192,6 +211,18 @@ def _listed(tree: Any) -> list[Any]:
     if series.null_count():
         raise Untranslatable("is_in with null")
     return series.to_list()
+
+
+def _widened(sql: exp.Expr) -> exp.Expr:
+    """An integer operand as a `BIGINT`: a narrower column type would overflow (PostgreSQL's
+    `smallint + smallint`, DuckDB's `INT16` sum) where polars' wider result does not."""
+    if (
+        sql.is_number
+        or isinstance(sql, exp.Abs)
+        or (isinstance(sql, exp.Paren) and isinstance(sql.this, (*_ARITHMETIC.values(), exp.Neg)))
+    ):
+        return sql  # a literal, or already computed in BIGINT
+    return exp.cast(sql, exp.DataType.build("BIGINT"))
 
 
 def _refuse(what: Any) -> exp.Expr:

@@ -29,13 +29,14 @@ VALUE = exp.column("v", quoted=True)
 LITERALS = [
     "a", "b", "c", "A", "k", "1", " ", "_", "@", "%", ",", "é", "]", "}", "-", "#", "&", "~",
     r"\.", r"\-", r"\^", r"\\", r"\]", r"\[", r"\$", r"\{", r"\*", r"\n", r"\r", r"\t", r"\%",
-    r"\ ", r"\x41", r"\x{e9}", r"\u00e9", r"\x{212A}",
+    r"\ ", r"\x41", r"\x{e9}", r"\u00e9", r"\x{212A}", r"\v", r"\f", r"\x00",
 ]  # fmt: skip
 CLASSES = [
     ".", "[abc]", "[^a]", "[a-c]", r"[^\n]", "[]a]", "[-a]", "[a-]", "[^-]", "[[:alpha:]]",
     "[[:^alpha:]]", "[[:punct:]]", "[[:space:]]", "[[:word:]]", "[a-z&&[^aeiou]]",
     "[a-c--b]", "[a-c~~b-d]", r"[\^\]\-\\]", "[^[:ascii:]]", "[é-ü]", r"[\x00-\x{10FFFF}]",
     r"[^\x00-\x{10FFFF}]", r"[\d]", "[K]", r"[\n\r]", "[^]]", "[[a][b]]", r"[\x{80}-\x{10FFFF}]",
+    r"[\t-\r]", r"[^\x00]",
     r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", r"\pL", r"\p{Greek}", r"\PN",
 ]  # fmt: skip
 ASSERTIONS = [
@@ -68,7 +69,7 @@ def _patterns() -> st.SearchStrategy[str]:
 #: With the Kelvin sign, the long s and an Arabic-Indic digit, which Unicode classes and
 #: case folding reach.
 STRINGS = st.lists(
-    st.text(alphabet="abcAk1 _.-é\n\r]\\^%\u212a\u017f\u0663", max_size=6), max_size=10
+    st.text(alphabet="abcAk1 _.-é\t\n\v\f\r]\\^%\u212a\u017f\u0663", max_size=6), max_size=10
 )
 
 

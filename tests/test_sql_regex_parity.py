@@ -123,6 +123,7 @@ def _count(row: tuple[object, ...] | None) -> int:
 @example(pattern="(?s:.)$|[[:punct:]&&[^.]]+", strings=["\n", ".", "%", "a"])
 @example(pattern="(?:ab?){2,3}?$", strings=["abab", "aab", "ba", ""])
 @example(pattern=r"(?R:.)\z", strings=["a\r", "ab", "\n"])
+@example(pattern="", strings=["", "a"])
 @given(pattern=_patterns(), strings=STRINGS)
 def test_pushed_regexes_find_what_polars_finds(
     duckdb_count: Callable[[exp.Expr, list[str]], int],

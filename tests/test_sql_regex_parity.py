@@ -36,7 +36,7 @@ CLASSES = [
     "[[:^alpha:]]", "[[:punct:]]", "[[:space:]]", "[[:word:]]", "[a-z&&[^aeiou]]",
     "[a-c--b]", "[a-c~~b-d]", r"[\^\]\-\\]", "[^[:ascii:]]", "[é-ü]", r"[\x00-\x{10FFFF}]",
     r"[^\x00-\x{10FFFF}]", r"[\d]", "[K]", r"[\n\r]", "[^]]", "[[a][b]]", r"[\x{80}-\x{10FFFF}]",
-    r"[\t-\r]", r"[^\x00]",
+    r"[\t-\r]", r"[^\x00]", r"[\x{1F600}-\x{1F64F}]",
     r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", r"\pL", r"\p{Greek}", r"\PN",
 ]  # fmt: skip
 ASSERTIONS = [
@@ -67,9 +67,10 @@ def _patterns() -> st.SearchStrategy[str]:
 
 
 #: With the Kelvin sign, the long s and an Arabic-Indic digit, which Unicode classes and
-#: case folding reach.
+#: case folding reach, and a character past the BMP (four bytes in UTF-8).
 STRINGS = st.lists(
-    st.text(alphabet="abcAk1 _.-é\t\n\v\f\r]\\^%\u212a\u017f\u0663", max_size=6), max_size=10
+    st.text(alphabet="abcAk1 _.-é\t\n\v\f\r]\\^%\u212a\u017f\u0663\U0001f600", max_size=6),
+    max_size=10,
 )
 
 

@@ -3,7 +3,7 @@
 Generated tables (nulls, NaN, ±inf, -0.0, float32 rounding, multi-byte and newline strings,
 duplicate and null keys, empty tables) go into a DuckDB table; every rule kind is evaluated
 by pushdown and by polars, and the counts must be equal. Every rule but the one whose regex
-lies outside the portable subset must have run in DuckDB, so the property is about SQL, not
+has `\\d` (Unicode digits in polars) must have run in DuckDB, so the property is about SQL, not
 about the fallback.
 """
 

@@ -29,13 +29,14 @@ VALUE = exp.column("v", quoted=True)
 LITERALS = [
     "a", "b", "c", "A", "k", "1", " ", "_", "@", "%", ",", "é", "]", "}", "-", "#", "&", "~",
     r"\.", r"\-", r"\^", r"\\", r"\]", r"\[", r"\$", r"\{", r"\*", r"\n", r"\r", r"\t", r"\%",
-    r"\ ", r"\x41", r"\x{e9}", r"\u00e9", r"\x{212A}",
+    r"\ ", r"\x41", r"\x{e9}", r"\u00e9", r"\x{212A}", r"\v", r"\f", r"\x00",
 ]  # fmt: skip
 CLASSES = [
     ".", "[abc]", "[^a]", "[a-c]", r"[^\n]", "[]a]", "[-a]", "[a-]", "[^-]", "[[:alpha:]]",
     "[[:^alpha:]]", "[[:punct:]]", "[[:space:]]", "[[:word:]]", "[a-z&&[^aeiou]]",
     "[a-c--b]", "[a-c~~b-d]", r"[\^\]\-\\]", "[^[:ascii:]]", "[é-ü]", r"[\x00-\x{10FFFF}]",
     r"[^\x00-\x{10FFFF}]", r"[\d]", "[K]", r"[\n\r]", "[^]]", "[[a][b]]", r"[\x{80}-\x{10FFFF}]",
+    r"[\t-\r]", r"[^\x00]", r"[\x{1F600}-\x{1F64F}]",
     r"\d", r"\w", r"\s", r"\D", r"\W", r"\S", r"\pL", r"\p{Greek}", r"\PN",
 ]  # fmt: skip
 ASSERTIONS = [
@@ -66,9 +67,10 @@ def _patterns() -> st.SearchStrategy[str]:
 
 
 #: With the Kelvin sign, the long s and an Arabic-Indic digit, which Unicode classes and
-#: case folding reach.
+#: case folding reach, and a character past the BMP (four bytes in UTF-8).
 STRINGS = st.lists(
-    st.text(alphabet="abcAk1 _.-é\n\r]\\^%\u212a\u017f\u0663", max_size=6), max_size=10
+    st.text(alphabet="abcAk1 _.-é\t\n\v\f\r]\\^%\u212a\u017f\u0663\U0001f600", max_size=6),
+    max_size=10,
 )
 
 
@@ -122,6 +124,7 @@ def _count(row: tuple[object, ...] | None) -> int:
 @example(pattern="(?s:.)$|[[:punct:]&&[^.]]+", strings=["\n", ".", "%", "a"])
 @example(pattern="(?:ab?){2,3}?$", strings=["abab", "aab", "ba", ""])
 @example(pattern=r"(?R:.)\z", strings=["a\r", "ab", "\n"])
+@example(pattern="", strings=["", "a"])
 @given(pattern=_patterns(), strings=STRINGS)
 def test_pushed_regexes_find_what_polars_finds(
     duckdb_count: Callable[[exp.Expr, list[str]], int],

@@ -4,8 +4,8 @@ The generated tables of `test_pushdown_parity` (nulls, NaN, ±inf, -0.0, float32
 multi-byte and newline strings, duplicate and null keys, empty tables) are copied into a real
 PostgreSQL server and read back through `SQLTableSource`'s connection code: its aggregate and
 sample queries for the rules PostgreSQL expresses exactly, its batched `SELECT` (with the
-dtypes it reads off the description) for the rest. Every rule but the one whose regex lies
-outside the portable subset runs in PostgreSQL, so the property is about its SQL.
+dtypes it reads off the description) for the rest. Every rule but the one whose regex has
+`\\d` (Unicode digits in polars) runs in PostgreSQL, so the property is about its SQL.
 """
 
 from __future__ import annotations

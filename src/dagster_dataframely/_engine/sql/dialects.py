@@ -36,6 +36,8 @@ class Dialect:
     }
     #: The engine of `REGEXP_MATCHES`.
     regex_engine: ClassVar[RegexEngine] = RE2
+    #: The collation a regex match is made under, where the column's may refuse one.
+    regex_collation: ClassVar[str | None] = None
 
     def naive_timestamp(self, unit: str) -> exp.DataType | None:
         """The type of a timestamp without zone in `unit`, None where the database has none."""
@@ -62,6 +64,9 @@ class Dialect:
         """`str.contains(pattern)` (a search, not a full match), the pattern written for the
         dialect's regex engine; `NotExact` names the construct the engine reads otherwise."""
         written = self.regex_engine.search_pattern(pattern)
+        if self.regex_collation is not None:
+            collation = exp.Identifier(this=self.regex_collation, quoted=True)
+            value = exp.Collate(this=value, expression=collation)
         return exp.RegexpLike(this=value, expression=exp.Literal.string(written))
 
 
@@ -73,6 +78,9 @@ class PostgresDialect(Dialect):
     float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP"}
     regex_engine = POSTGRES_ARE  # `~`
+    #: `~` refuses a column of a nondeterministic collation; under "C" it matches code
+    #: points, which is all the patterns it is given need.
+    regex_collation = "C"
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])

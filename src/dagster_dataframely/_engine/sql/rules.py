@@ -2,8 +2,9 @@
 
 A predicate is what the rule's polars expression computes, row by row: `TRUE` passes, `FALSE`
 fails, `NULL` passes (as `Schema.filter` has it). A rule with no exact form here (a zoned
-datetime bound, a decimal, `resolution`, a list element's rule, a regex outside the portable
-subset, a custom rule the translator refuses) compiles to None and is left to polars.
+datetime bound, a decimal, `resolution`, a list element's rule, a custom rule the
+translator refuses) compiles to None and is left to polars; a regex the database's engine
+reads otherwise raises `NotExact` naming the construct.
 """
 
 from __future__ import annotations

@@ -26,6 +26,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from postgres import PostgresServer
 from sqlglot import exp
+from support import evaluations, logs
 from test_collection_pushdown import (
     _duckdb_file,
     _failed,
@@ -34,6 +35,7 @@ from test_collection_pushdown import (
     _outcomes,
     dataframely_counts,
 )
+from test_pushdown import run_payments_checks
 from test_sql_source_parity import _in_postgres as in_postgres
 
 import dagster_dataframely as dd
@@ -314,6 +316,57 @@ def test_postgresql_counts_arithmetic_near_every_integer_limit_as_polars_does(
         return _read_back(in_postgres(connection, frame, POSTGRES), "postgres", frame)
 
     _assert_counts_alike(table, tuple(POSTGRES), _expr(rule), frame)
+
+
+# --------------------------------------- a real run ------------------------------------ #
+
+
+class Stocked(dy.Schema):
+    item_id = dy.Int64(primary_key=True)
+    level = dy.Int16(nullable=True, max=1000)
+
+    @dy.rule()
+    def restock_fits(cls) -> pl.Expr:
+        """A level restocked by 100 stays positive (in Int16, where polars adds)."""
+        return pl.col("level") + 100 > 0
+
+    @dy.rule()
+    def reserve_fits(cls) -> pl.Expr:
+        """A reserve of 100,000 over the level (an Int32 sum in polars) stays above 99,990."""
+        return pl.col("level") + 100_000 > 99_990
+
+
+def test_a_check_run_counts_a_wrapping_rule_in_polars_and_says_why(tmp_path: Path) -> None:
+    # 32,767 + 100 wraps to -32,669 in polars (the row fails); DuckDB widens and passed it.
+    frame = pl.DataFrame(
+        {"item_id": [1, 2, 3, 4], "level": [32_767, -150, 5, None]},
+        schema={"item_id": pl.Int64, "level": pl.Int16},
+    )
+    database = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CREATE SCHEMA finance")
+        connection.register("frame", frame.to_arrow())
+        connection.execute("CREATE TABLE finance.payments AS SELECT * FROM frame")
+
+    instance, result = run_payments_checks(
+        Stocked, dd.sources.DuckDBTableSource(), {"duckdb": DuckDBResource(database=str(database))}
+    )
+
+    outcomes = {
+        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)
+        for name, e in evaluations(result).items()
+        if name.startswith("dy_rule__re")
+    }
+    counts = Stocked.filter(frame).failure.counts()
+    reason = "polars (integer arithmetic may wrap: Int16 + 100)"
+    assert outcomes == {
+        "dy_rule__restock_fits": (counts["restock_fits"], reason),
+        "dy_rule__reserve_fits": (counts["reserve_fits"], "duckdb"),
+    }
+    assert counts["restock_fits"] == 2
+    assert any(
+        "integer arithmetic may wrap: Int16 + 100" in line for line in logs(instance, result)
+    )
 
 
 # ------------------------------- a collection filter ------------------------------------ #

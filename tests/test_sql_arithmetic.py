@@ -3,10 +3,10 @@
 polars adds, subtracts and multiplies in the dtype its supertype rules give and wraps on
 overflow (`Int16 + 100` wraps at 32767); DuckDB and PostgreSQL widen or raise. A rule whose
 arithmetic may wrap, or may overflow where the database raises, falls back to polars with its
-reason; the rest runs in SQL. Generated rules over every integer width, with values and
-literals at the type limits, go through a DuckDB file and a real PostgreSQL server (and
-fakesnow: test_sql_snowflake_arithmetic.py) and must count what `Schema.filter` counts,
-without a failed step.
+reason; the rest runs in SQL. Generated rules over every integer width and a float column,
+with values and literals at the type limits, go through a DuckDB file and a real PostgreSQL
+server (and fakesnow: test_sql_snowflake_arithmetic.py) and must count what `Schema.filter`
+counts, without a failed step.
 """
 
 # No `from __future__ import annotations`: Dataframely reads the collection's annotations.

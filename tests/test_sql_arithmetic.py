@@ -3,15 +3,16 @@
 polars adds, subtracts and multiplies in the dtype its supertype rules give and wraps on
 overflow (`Int16 + 100` wraps at 32767); DuckDB and PostgreSQL widen or raise. A rule whose
 arithmetic may wrap, or may overflow where the database raises, falls back to polars with its
-reason; the rest runs in SQL. Generated rules over every integer width, with values and
-literals at the type limits, go through a DuckDB file and a real PostgreSQL server (and
-fakesnow: test_sql_snowflake_arithmetic.py) and must count what `Schema.filter` counts,
-without a failed step.
+reason; the rest runs in SQL. Generated rules over every integer width and a float column,
+with values and literals at the type limits, go through a DuckDB file and a real PostgreSQL
+server (and fakesnow: test_sql_snowflake_arithmetic.py) and must count what `Schema.filter`
+counts, without a failed step.
 """
 
 # No `from __future__ import annotations`: Dataframely reads the collection's annotations.
 
 import math
+import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
@@ -26,6 +27,7 @@ from hypothesis import HealthCheck, event, given, settings
 from hypothesis import strategies as st
 from postgres import PostgresServer
 from sqlglot import exp
+from support import evaluations, logs
 from test_collection_pushdown import (
     _duckdb_file,
     _failed,
@@ -34,6 +36,7 @@ from test_collection_pushdown import (
     _outcomes,
     dataframely_counts,
 )
+from test_pushdown import run_payments_checks
 from test_sql_source_parity import _in_postgres as in_postgres
 
 import dagster_dataframely as dd
@@ -44,25 +47,27 @@ from dagster_dataframely._engine.sql.dialects import DIALECTS
 from dagster_dataframely.sources._sql import _Database
 from dagster_dataframely.sources._sql_query import relation
 
-INTEGERS: dict[str, type[dy.Column]] = {
-    "i8": dy.Int8,
-    "i16": dy.Int16,
-    "i32": dy.Int32,
-    "i64": dy.Int64,
-    "u8": dy.UInt8,
-    "u16": dy.UInt16,
-    "u32": dy.UInt32,
-    "u64": dy.UInt64,
-    "j64": dy.Int64,
+#: The generated columns: every integer width, and a float taking every value.
+COLUMNS: dict[str, Callable[[], dy.Column]] = {
+    "i8": lambda: dy.Int8(nullable=True),
+    "i16": lambda: dy.Int16(nullable=True),
+    "i32": lambda: dy.Int32(nullable=True),
+    "i64": lambda: dy.Int64(nullable=True),
+    "u8": lambda: dy.UInt8(nullable=True),
+    "u16": lambda: dy.UInt16(nullable=True),
+    "u32": lambda: dy.UInt32(nullable=True),
+    "u64": lambda: dy.UInt64(nullable=True),
+    "j64": lambda: dy.Int64(nullable=True),
+    "f64": lambda: dy.Float64(nullable=True, allow_nan=True, allow_inf=True),
 }
-DTYPES = {name: column().dtype for name, column in INTEGERS.items()}
-#: The integer columns a PostgreSQL table holds.
-POSTGRES = {"i16": "smallint", "i32": "integer", "i64": "bigint"}
+DTYPES = {name: column().dtype for name, column in COLUMNS.items()}
+#: The columns a PostgreSQL table holds.
+POSTGRES = {"i16": "smallint", "i32": "integer", "i64": "bigint", "f64": "double precision"}
 
 
 def _schema(columns: Any, rule: pl.Expr) -> type[dy.Schema]:
-    """A schema of nullable integer `columns` and one custom rule `arith`."""
-    attributes: dict[str, Any] = {name: INTEGERS[name](nullable=True) for name in columns}
+    """A schema of nullable `columns` and one custom rule `arith`."""
+    attributes: dict[str, Any] = {name: COLUMNS[name]() for name in columns}
     attributes["arith"] = dy.rule()(lambda cls: rule)
     return type("Arithmetic", (dy.Schema,), attributes)
 
@@ -159,15 +164,23 @@ def test_the_float_overflow_flag_is_what_duckdb_and_postgresql_do(
 # ------------------------------ the differential property ------------------------------- #
 
 
-def _near_limits(dtype: pl.DataType) -> list[int | None]:
+def _near_limits(dtype: pl.DataType) -> list[float | None]:
+    if dtype.is_float():
+        return FLOATS
     low, high = integer_range(dtype)
     return [None, *sorted({low, low + 1, max(low, -1), 0, 1, 2, 100, high - 1, high})]
+
+
+#: Floats at the limits: the largest, the smallest subnormal, ±inf, NaN, -0.0.
+FLOATS = [None, 0.0, -0.0, 1.0, -1.5, sys.float_info.max, -sys.float_info.max, 5e-324, 1e-300,
+          math.inf, -math.inf, math.nan]  # fmt: skip
 
 
 #: Literals that fit a narrow column's dtype (polars keeps it, and may wrap) and ones that
 #: widen it (`Int16 + 100_000` is an Int32: proven, pushed down), up to the Int64 limits.
 LITERALS = [0, 1, -1, 2, 100, 127, 128, 255, 1000, 32_767, 32_768, 100_000, -100_000, 2**31,
-            -(2**31) - 1, 2**32, 2**40, 2**62, 2**63 - 1, -(2**63)]  # fmt: skip
+            -(2**31) - 1, 2**32, 2**40, 2**62, 2**63 - 1, -(2**63),
+            0.5, 1.5, -2.0, 1e308, 5e-324, 1e-300]  # fmt: skip
 
 
 #: A generated rule as plain data (hypothesis shows it when a case fails): `(comparison,
@@ -185,7 +198,7 @@ _OPERATORS: dict[str, Callable[[pl.Expr, Any], pl.Expr]] = {
 
 def _trees(columns: tuple[str, ...]) -> st.SearchStrategy[Tree]:
     """`+ - *` of columns and literals, a negated or absolute signed column, two levels deep."""
-    signed = [name for name in columns if DTYPES[name].is_signed_integer()]
+    signed = [name for name in columns if not DTYPES[name].is_unsigned_integer()]
     leaves = [
         st.tuples(st.just("col"), st.sampled_from(columns)),
         st.tuples(st.just("lit"), st.sampled_from(LITERALS)),
@@ -266,10 +279,10 @@ def duckdb_file(tmp_path_factory: pytest.TempPathFactory) -> Iterator[duckdb.Duc
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(data=st.data())
-def test_duckdb_counts_arithmetic_near_every_integer_limit_as_polars_does(
+def test_duckdb_counts_arithmetic_near_every_numeric_limit_as_polars_does(
     duckdb_file: duckdb.DuckDBPyConnection, data: st.DataObject
 ) -> None:
-    columns = tuple(data.draw(st.sets(st.sampled_from(sorted(INTEGERS)), min_size=2, max_size=3)))
+    columns = tuple(data.draw(st.sets(st.sampled_from(sorted(COLUMNS)), min_size=2, max_size=3)))
     rule, frame = _expr(data.draw(_rules(columns))), data.draw(_frames(columns))
 
     def table(frame: pl.DataFrame) -> tuple[SQLTable, pl.LazyFrame]:
@@ -307,13 +320,64 @@ def _read_back(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
 )
 @given(rule=_rules(tuple(POSTGRES)), frame=_frames(tuple(POSTGRES)))
-def test_postgresql_counts_arithmetic_near_every_integer_limit_as_polars_does(
+def test_postgresql_counts_arithmetic_near_every_numeric_limit_as_polars_does(
     connection: psycopg.Connection, rule: Tree, frame: pl.DataFrame
 ) -> None:
     def table(frame: pl.DataFrame) -> tuple[SQLTable, pl.LazyFrame]:
         return _read_back(in_postgres(connection, frame, POSTGRES), "postgres", frame)
 
     _assert_counts_alike(table, tuple(POSTGRES), _expr(rule), frame)
+
+
+# --------------------------------------- a real run ------------------------------------ #
+
+
+class Stocked(dy.Schema):
+    item_id = dy.Int64(primary_key=True)
+    level = dy.Int16(nullable=True, max=1000)
+
+    @dy.rule()
+    def restock_fits(cls) -> pl.Expr:
+        """A level restocked by 100 stays positive (in Int16, where polars adds)."""
+        return pl.col("level") + 100 > 0
+
+    @dy.rule()
+    def reserve_fits(cls) -> pl.Expr:
+        """A reserve of 100,000 over the level (an Int32 sum in polars) stays above 99,990."""
+        return pl.col("level") + 100_000 > 99_990
+
+
+def test_a_check_run_counts_a_wrapping_rule_in_polars_and_says_why(tmp_path: Path) -> None:
+    # 32,767 + 100 wraps to -32,669 in polars (the row fails); DuckDB widens and passed it.
+    frame = pl.DataFrame(
+        {"item_id": [1, 2, 3, 4], "level": [32_767, -150, 5, None]},
+        schema={"item_id": pl.Int64, "level": pl.Int16},
+    )
+    database = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("CREATE SCHEMA finance")
+        connection.register("frame", frame.to_arrow())
+        connection.execute("CREATE TABLE finance.payments AS SELECT * FROM frame")
+
+    instance, result = run_payments_checks(
+        Stocked, dd.sources.DuckDBTableSource(), {"duckdb": DuckDBResource(database=str(database))}
+    )
+
+    outcomes = {
+        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)
+        for name, e in evaluations(result).items()
+        if name.startswith("dy_rule__re")
+    }
+    counts = Stocked.filter(frame).failure.counts()
+    reason = "polars (integer arithmetic may wrap: Int16 + 100)"
+    assert outcomes == {
+        "dy_rule__restock_fits": (counts["restock_fits"], reason),
+        "dy_rule__reserve_fits": (counts["reserve_fits"], "duckdb"),
+    }
+    assert counts["restock_fits"] == 2
+    assert any(
+        "integer arithmetic may wrap: Int16 + 100" in line for line in logs(instance, result)
+    )
 
 
 # ------------------------------- a collection filter ------------------------------------ #

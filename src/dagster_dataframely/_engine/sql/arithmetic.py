@@ -56,6 +56,7 @@ class Interval:
         return math.isfinite(self.low) and math.isfinite(self.high)
 
 
+@cache
 def bounds(dtype: pl.DataType) -> Interval:
     """The values of a numeric `dtype`; for a `Float64` the finite ones (an infinite operand
     never makes a database raise) down to the smallest subnormal."""

@@ -45,25 +45,35 @@ class Dialect:
     binary_collation: ClassVar[str | None] = "binary"
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
-        """One query for the facts of `table`'s columns (`catalog`): DuckDB's columns in
-        order, the table's `CREATE` statement (its columns' collations) and the connection's
+        """One query for the facts of `table`'s columns (`catalog`): their names and types in
+        order (`pragma_table_info`, which finds the table as the query does), the table's
+        `CREATE` statement (its columns' collations; none for a view) and the connection's
         `default_collation`."""
-        columns = _aliased("duckdb_columns", "c")
-        tables = _aliased("duckdb_tables", "t")
+        info = exp.Table(
+            this=exp.Anonymous(
+                this="pragma_table_info",
+                expressions=[exp.Literal.string(table.sql(dialect=self.name))],
+            ),
+            alias=exp.TableAlias(this=exp.to_identifier("c")),
+        )
+        created = (
+            exp.select(exp.column("sql"))
+            .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[])))
+            .where(*_located(table, "table_name", "schema_name", "database_name"))
+        )
         setting = exp.Anonymous(
             this="current_setting", expressions=[exp.Literal.string("default_collation")]
         )
         return (
             exp.select(
-                exp.column("column_name", "c"),
-                exp.column("data_type", "c"),
+                exp.column("name", "c"),
+                exp.column("type", "c"),
                 exp.column("sql", "t"),
                 exp.alias_(setting, "default_collation"),
             )
-            .from_(columns)
-            .join(tables, on=_same("table_oid", "c", "t"), join_type="left")
-            .where(*_located(table, "c", "table_name", "schema_name", "database_name"))
-            .order_by(exp.column("column_index", "c"))
+            .from_(info)
+            .join(created.subquery("t"), on=exp.true(), join_type="left")
+            .order_by(exp.column("cid", "c"))
         )
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
@@ -274,24 +284,12 @@ DIALECTS: dict[str, Dialect] = {
 }
 
 
-def _aliased(function: str, alias: str) -> exp.Table:
-    """A table function's rows, under `alias`: `duckdb_columns() AS c`."""
-    return exp.Table(
-        this=exp.Anonymous(this=function, expressions=[]),
-        alias=exp.TableAlias(this=exp.to_identifier(alias)),
-    )
-
-
 def _catalog_table(name: str, alias: str) -> exp.Table:
     """A PostgreSQL system catalog, named in `pg_catalog` so no table of the user hides it."""
     return exp.table_(name, db="pg_catalog", alias=alias)
 
 
-def _same(column: str, left: str, right: str) -> exp.Expr:
-    return exp.EQ(this=exp.column(column, left), expression=exp.column(column, right))
-
-
-def _located(table: exp.Table, alias: str, name: str, schema: str, catalog: str) -> list[exp.Expr]:
+def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp.Expr]:
     """Conditions on a catalog's `name`, `schema` and `catalog` columns that find `table`
     where its query finds it: an unnamed schema or database is the session's current one."""
     parts: list[tuple[str, exp.Identifier | None, exp.Expr]] = [
@@ -301,7 +299,7 @@ def _located(table: exp.Table, alias: str, name: str, schema: str, catalog: str)
     ]
     return [
         exp.EQ(
-            this=exp.column(column, alias),
+            this=exp.column(column),
             expression=current if part is None else exp.Literal.string(part.name),
         )
         for column, part, current in parts

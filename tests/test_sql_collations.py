@@ -22,7 +22,7 @@ import pytest
 from dagster_duckdb import DuckDBResource
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
-from postgres import PostgresServer
+from postgres import PostgresResource, PostgresServer
 from sqlglot import exp
 from test_collection_pushdown import _failed, _materialize, _outcomes, dataframely_counts
 from test_sql_golden import GOLDEN, REGENERATE
@@ -335,12 +335,11 @@ def test_a_collated_column_falls_back_where_the_dialect_has_no_binary_collation(
     compiled = compile_rules(
         Plain, rules(Plain), dtypes, DIALECTS[dialect], facts=TableFacts(facts)
     )
-    # Every rule over the collated column falls back, with the collation as its reason.
+    # Every rule that compares the collated column's values falls back, with the collation as
+    # its reason; a null test means the same under every collation and stays in SQL.
     reason = f"collation {collation}"
-    assert compiled.fallbacks == dict.fromkeys(
-        ["key|nullability", "key|min_length", "primary_key"], reason
-    )
-    assert {"label|nullability", "label|min_length"} <= set(compiled.conditions)
+    assert compiled.fallbacks == dict.fromkeys(["key|min_length", "primary_key"], reason)
+    assert {"key|nullability", "label|nullability", "label|min_length"} == set(compiled.conditions)
 
 
 def test_snowflake_catalog_query_runs_on_fakesnow() -> None:
@@ -373,3 +372,46 @@ def test_catalog_query_equals_its_golden_file(dialect: str) -> None:
     if REGENERATE:
         golden.write_text(query + "\n")
     assert query + "\n" == golden.read_text()
+
+
+# End to end: a real run's counts, engines and step log ---------------------------------------
+
+
+class Accounts(dy.Schema):
+    holder = dy.String(primary_key=True)
+    code = dy.String(nullable=True, min_length=3)
+
+    @dy.rule()
+    def code_known(cls) -> pl.Expr:
+        return pl.col("code").is_in(["ab", "xyz"])
+
+
+def test_a_postgres_run_counts_ci_keys_bytewise_and_says_why_char_n_left_the_database(
+    connection: psycopg.Connection, postgres: PostgresServer
+) -> None:
+    connection.execute("DROP TABLE IF EXISTS accounts")
+    connection.execute('CREATE TABLE accounts (holder text COLLATE "ci", code char(3))')
+    connection.execute("INSERT INTO accounts VALUES ('ann', 'ab'), ('Ann', 'xyz'), ('bo', 'ab ')")
+    frame = pl.read_database("SELECT * FROM accounts", connection)
+    checks = dd.schema_checks(
+        Accounts,
+        asset="accounts",
+        source=dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres"),
+    )
+    resources = {"warehouse": PostgresResource(conninfo=postgres.conninfo)}
+    result, sent = _materialize(checks, {"accounts": "accounts"}, resources)
+
+    outcomes = _outcomes(result)
+    expected = {
+        ("accounts", "dy_rule__" + rule.replace("|", "__")): count
+        for rule, count in _dataframely(Accounts, frame).items()
+    }
+    assert _failed(outcomes) == expected
+    # Both codes stored as "ab " fail: polars sees the padding that PostgreSQL ignores.
+    assert _failed(outcomes)[("accounts", "dy_rule__code_known")] == 2
+    engines = {check: engine for (_, check), (_, engine) in outcomes.items()}
+    assert engines["dy_rule__primary_key"] == "postgres"  # 'ann' and 'Ann' differ in bytes
+    assert engines["dy_rule__code_known"] == "polars (padded character(n))"
+    assert engines["dy_rule__code__min_length"] == "polars (padded character(n))"
+    assert "Rule 'code_known' runs in polars, not postgres: padded character(n)." in sent
+    assert any("pg_attribute" in line for line in sent)  # the one catalog query

@@ -19,7 +19,7 @@ from ..catalogue import Rule
 from ..evaluate import POLARS, Evaluation, _explaining, evaluate
 from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
-from .columns import TableFacts
+from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
 from .exactness import NO_SQL_FORM, NotExact, fallback_engine
 from .repeated import LISTED_ROWS, held, listed
@@ -339,17 +339,16 @@ def _compile(
         read = _reads(rule)
         if read is None or any(name in skip for name in read):
             raise NotExact("reads a column cast in polars")
-    if facts is not None:
-        declined = facts.declined(_reads(rule), dtypes, dialect.binary_collation)
-        if declined is not None:
-            raise NotExact(declined)
+    known = facts or TableFacts()
     if rule.distinct_over is not None:
         if not groupable(rule, dtypes):
             raise NotExact("key dtype groups differently in SQL")
+        known.prove(rule.distinct_over, dtypes, dialect.binary_collation)
         return exp.true()
     condition = predicate(schema, rule, dtypes, dialect)
     if condition is None:
         raise NotExact(NO_SQL_FORM)
+    known.prove(compared(condition), dtypes, dialect.binary_collation)
     return condition
 
 

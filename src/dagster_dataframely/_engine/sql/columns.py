@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 import polars as pl
 from sqlglot import exp
 
+from .exactness import NotExact
+
 #: The reason of a rule over a text column whose facts the catalog did not give.
 UNREAD = "collation unknown"
 
@@ -72,6 +74,18 @@ class TableFacts:
                 return f"collation {facts.collation}"
         return None
 
+    def prove(
+        self,
+        names: Iterable[str],
+        dtypes: Mapping[str, pl.DataType],
+        binary_collation: str | None,
+    ) -> None:
+        """Raise `NotExact` with `declined`'s reason where SQL over the columns `names`
+        would not compare as polars does."""
+        reason = self.declined(names, dtypes, binary_collation)
+        if reason is not None:
+            raise NotExact(reason)
+
     def collated(self, relation: exp.Select, binary_collation: str | None) -> exp.Select:
         """`relation` with each of its columns that has a collation read under
         `binary_collation`, so every query over it (rules, keys, samples, filter joins)
@@ -96,3 +110,13 @@ class TableFacts:
             for name in self.columns
         ]
         return exp.select(*columns).from_(relation.subquery("__dy_collated"))
+
+
+def compared(condition: exp.Expr) -> set[str]:
+    """The columns whose values `condition` compares: all it reads but those it only tests
+    for null (`IS NULL` means the same under every collation and padding)."""
+    return {
+        column.name
+        for column in condition.find_all(exp.Column)
+        if not isinstance(column.parent, exp.Is)
+    }

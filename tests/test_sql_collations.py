@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from postgres import PostgresResource, PostgresServer
 from sqlglot import exp
 from test_collection_pushdown import _failed, _materialize, _outcomes, dataframely_counts
+from test_read_dtypes_pushdown import _casts, _run
 from test_sql_golden import GOLDEN, REGENERATE
 
 import dagster_dataframely as dd
@@ -415,3 +416,24 @@ def test_a_postgres_run_counts_ci_keys_bytewise_and_says_why_char_n_left_the_dat
     assert engines["dy_rule__code__min_length"] == "polars (padded character(n))"
     assert "Rule 'code_known' runs in polars, not postgres: padded character(n)." in sent
     assert any("pg_attribute" in line for line in sent)  # the one catalog query
+
+
+class Statuses(dy.Schema):
+    row = dy.Int64(primary_key=True)
+    status = dy.Enum(["open", "paid"], nullable=True)
+
+
+def test_an_enum_cast_of_a_nocase_column_keeps_only_exact_categories(tmp_path: Path) -> None:
+    """`read_dtypes="cast"`: the cast to `Enum` is an `IN` in DuckDB, which NOCASE would
+    make take `'OPEN'` for `'open'`; polars refuses it, and so does the pushed cast."""
+    path = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute('CREATE TABLE drifted ("row" BIGINT, status VARCHAR COLLATE NOCASE)')
+        connection.execute("INSERT INTO drifted VALUES (1, 'open'), (2, 'OPEN'), (3, 'Paid')")
+    resources = {"duckdb": DuckDBResource(database=str(path))}
+
+    _, pushed = _run(Statuses, dd.sources.DuckDBTableSource(), resources)
+    _, streamed = _run(Statuses, dd.sources.DuckDBTableSource(pushdown=False), resources)
+
+    assert _casts(pushed)["status"] == ("String", 2, "duckdb")
+    assert _casts(streamed)["status"] == ("String", 2, "polars")

@@ -97,7 +97,14 @@ class SQLTable:
         SQL form is made in the database; the others, and the rules that read their columns,
         fall back."""
         dtypes = lf.collect_schema()
-        in_sql = compile_casts(casts, self.dialect)
+        binary = self.dialect.binary_collation
+        # A cast compares values too (an `Enum` cast is an `IN`): the column's facts decide.
+        declined = {c.column: self.facts.declined([c.column], dtypes, binary) for c in casts}
+        in_sql = {
+            column: cast
+            for column, cast in compile_casts(casts, self.dialect).items()
+            if declined[column] is None
+        }
         compiled = compile_rules(
             schema,
             rules,
@@ -111,7 +118,8 @@ class SQLTable:
                 compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
                 compiled.fallbacks.pop(cast.rule.name, None)
             else:
-                compiled.fallbacks[cast.rule.name] = "the cast has no exact SQL form"
+                reason = declined[cast.column] or "the cast has no exact SQL form"
+                compiled.fallbacks[cast.rule.name] = reason
         table = (
             replace(self, relation=cast_relation(self.relation, dtypes, casts, in_sql))
             if casts

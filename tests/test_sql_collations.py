@@ -437,3 +437,45 @@ def test_an_enum_cast_of_a_nocase_column_keeps_only_exact_categories(tmp_path: P
 
     assert _casts(pushed)["status"] == ("String", 2, "duckdb")
     assert _casts(streamed)["status"] == ("String", 2, "polars")
+
+
+class Emails(dy.Schema):
+    email = dy.String(primary_key=True)
+
+    @dy.rule()
+    def email_listed(cls) -> pl.Expr:
+        return pl.col("email").is_in(["ann@x.org"])
+
+
+def test_a_citext_column_is_counted_in_polars_which_tells_case_apart(
+    connection: psycopg.Connection,
+) -> None:
+    connection.execute("CREATE EXTENSION IF NOT EXISTS citext")
+    connection.execute("DROP TABLE IF EXISTS emails")
+    connection.execute("CREATE TABLE emails (email citext)")
+    connection.execute("INSERT INTO emails VALUES ('ann@x.org'), ('ANN@x.org')")
+    database = _Database(connection, SOURCE, dg.AssetKey("emails"), log=lambda _: None)
+    select = sql_relation(database.dtypes, "emails", "postgres", None, None)
+    facts = read_facts(select, DIALECTS["postgres"], database.run)
+    table = SQLTable.of(select, dialect="postgres", run=database.run, facts=facts)
+    scanned = database.scan(select)
+
+    evaluation = table.evaluate(Emails, scanned, rules(Emails), max_failure_samples=2)
+
+    assert _pushed(evaluation) == _dataframely(Emails, scanned.collect()) == {"email_listed": 1}
+    reason = "polars (citext compares case-insensitively)"
+    assert evaluation.engines == {
+        "email|nullability": "postgres",
+        "primary_key": reason,
+        "email_listed": reason,
+    }
+
+
+def test_without_the_catalog_every_rule_comparing_text_falls_back() -> None:
+    """A catalog that could not be read leaves the collation of every text column unknown."""
+    dtypes = {"email": pl.String()}
+    compiled = compile_rules(
+        Emails, rules(Emails), dtypes, DIALECTS["postgres"], facts=TableFacts(read=False)
+    )
+    assert compiled.fallbacks == dict.fromkeys(["primary_key", "email_listed"], "collation unknown")
+    assert list(compiled.conditions) == ["email|nullability"]

@@ -53,12 +53,11 @@ INSTANTS = st.sampled_from(
 )
 
 
-class Collated(dy.Schema):
+class Labelled(dy.Schema):
+    """A text key and a text column compared by equality and `is_in`."""
+
     key = dy.String(primary_key=True)
     label = dy.String(nullable=True)
-    ms = dy.Datetime(nullable=True, time_unit="ms", min=BOUND)
-    ns = dy.Datetime(nullable=True, time_unit="ns", max_exclusive=BOUND)
-    kind = dy.Categorical(nullable=True)
 
     @dy.rule()
     def label_listed(cls) -> pl.Expr:
@@ -67,6 +66,12 @@ class Collated(dy.Schema):
     @dy.rule()
     def label_is_not_lower_a(cls) -> pl.Expr:
         return pl.col("label") != "a"
+
+
+class Collated(Labelled):
+    ms = dy.Datetime(nullable=True, time_unit="ms", min=BOUND)
+    ns = dy.Datetime(nullable=True, time_unit="ns", max_exclusive=BOUND)
+    kind = dy.Categorical(nullable=True)
 
     @dy.rule()
     def label_from_b(cls) -> pl.Expr:
@@ -157,20 +162,10 @@ def test_duckdb_reads_a_collated_column_under_its_binary_collation() -> None:
 # PostgreSQL ---------------------------------------------------------------------------
 
 
-class Typed(dy.Schema):
-    key = dy.String(primary_key=True)
-    label = dy.String(nullable=True)
+class Typed(Labelled):
     padded = dy.String(nullable=True, max_length=3)
     amount = dy.Decimal(6, 2, nullable=True, min=0)
     ratio = dy.Float32(nullable=True, max=0.5)
-
-    @dy.rule()
-    def label_listed(cls) -> pl.Expr:
-        return pl.col("label").is_in(["a", "B", "é"])
-
-    @dy.rule()
-    def label_is_not_lower_a(cls) -> pl.Expr:
-        return pl.col("label") != "a"
 
     @dy.rule()
     def padded_listed(cls) -> pl.Expr:

@@ -155,7 +155,7 @@ def test_the_float_overflow_flag_is_what_duckdb_and_postgresql_do(
         )
     )
     assert DIALECTS["duckdb"].float_overflow_raises is False
-    assert duckdb.sql(product.sql(dialect="duckdb")).fetchone() == (math.inf,)
+    assert duckdb.execute(product.sql(dialect="duckdb")).fetchone() == (math.inf,)
     assert DIALECTS["postgres"].float_overflow_raises is True
     with postgres.connect() as connection, pytest.raises(psycopg.errors.NumericValueOutOfRange):
         connection.execute(product.sql(dialect="postgres"))

@@ -18,6 +18,7 @@ import polars as pl
 from sqlglot import exp
 
 from .._engine.sql.backend import SQLTable
+from .._engine.sql.catalog import read_facts
 from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.staging import Session, dropping
 from ._base import logged
@@ -50,7 +51,8 @@ def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
 def pushdown(
     connection: Any, select: exp.Select, log: Callable[[str], None], *, resource_key: str
 ) -> SQLTable:
-    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged.
+    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged,
+    after one catalog query for the facts of its table's columns.
     Tables read through one resource are in one database: a filter may join them. A session
     is one cursor (DuckDB's temporary tables belong to the cursor that made them)."""
 
@@ -87,4 +89,5 @@ def pushdown(
         database=("DuckDBTableSource", resource_key),
         session=session,
         log=log,
+        facts=read_facts(select, DIALECTS[DIALECT], run, log),
     )

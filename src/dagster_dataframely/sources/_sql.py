@@ -97,6 +97,7 @@ class SQLTableSource(Source):
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> Iterator[StoredTable]:
         from .._engine.sql.backend import SQLTable
+        from .._engine.sql.catalog import read_facts
         from .._engine.sql.dialects import DIALECTS
         from ._sql_query import relation
 
@@ -130,6 +131,7 @@ class SQLTableSource(Source):
                 database=same,
                 session=database.session,
                 log=context.log.info,
+                facts=read_facts(rows, DIALECTS[self.dialect], database.run, context.log.info),
             )
             yield StoredTable(frame, pushed)
 

@@ -19,6 +19,7 @@ from ..catalogue import Rule
 from ..evaluate import POLARS, Evaluation, _explaining, evaluate
 from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
+from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
 from .exactness import NO_SQL_FORM, NotExact, fallback_engine
 from .repeated import LISTED_ROWS, held, listed
@@ -49,6 +50,8 @@ class SQLTable:
     session: Callable[[], AbstractContextManager[Session]] | None = None
     #: Where the backend says why a rule falls back to polars (the step log).
     log: Callable[[str], None] = field(default=lambda _: None, compare=False, repr=False)
+    #: What the database's catalog says of the table's columns (`catalog.read_facts`).
+    facts: TableFacts = field(default_factory=TableFacts, compare=False, repr=False)
     _repeated: dict[tuple[str, ...], pl.DataFrame] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
@@ -63,14 +66,19 @@ class SQLTable:
         database: Hashable | None = None,
         session: Callable[[], AbstractContextManager[Session]] | None = None,
         log: Callable[[str], None] | None = None,
+        facts: TableFacts | None = None,
     ) -> SQLTable:
+        """With `facts`, the table's collated columns are read under the dialect's binary
+        collation, so that every query over `relation` compares as polars does."""
+        known = facts or TableFacts()
         return cls(
-            relation=relation,
+            relation=known.collated(relation, DIALECTS[dialect].binary_collation),
             dialect=DIALECTS[dialect],
             run=run,
             database=database,
             session=session,
             log=log or (lambda _: None),
+            facts=known,
         )
 
     def evaluate(
@@ -89,16 +97,29 @@ class SQLTable:
         SQL form is made in the database; the others, and the rules that read their columns,
         fall back."""
         dtypes = lf.collect_schema()
-        in_sql = compile_casts(casts, self.dialect)
+        binary = self.dialect.binary_collation
+        # A cast compares values too (an `Enum` cast is an `IN`): the column's facts decide.
+        declined = {c.column: self.facts.declined([c.column], dtypes, binary) for c in casts}
+        in_sql = {
+            column: cast
+            for column, cast in compile_casts(casts, self.dialect).items()
+            if declined[column] is None
+        }
         compiled = compile_rules(
-            schema, rules, dtypes, self.dialect, skip={c.column for c in casts} - set(in_sql)
+            schema,
+            rules,
+            dtypes,
+            self.dialect,
+            skip={c.column for c in casts} - set(in_sql),
+            facts=self.facts,
         )
         for cast in casts:
             if cast.column in in_sql:
                 compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
                 compiled.fallbacks.pop(cast.rule.name, None)
             else:
-                compiled.fallbacks[cast.rule.name] = "the cast has no exact SQL form"
+                reason = declined[cast.column] or "the cast has no exact SQL form"
+                compiled.fallbacks[cast.rule.name] = reason
         table = (
             replace(self, relation=cast_relation(self.relation, dtypes, casts, in_sql))
             if casts
@@ -297,16 +318,18 @@ def compile_rules(
     dialect: Dialect,
     *,
     skip: Collection[str] = (),
+    facts: TableFacts | None = None,
 ) -> Compiled:
     """Each rule of `rules` compiled for `dialect`: a row predicate, or for a
     `unique`/primary-key rule `TRUE` (counted by grouping), where its SQL provably means its
     polars expression; else its reason to fall back to polars, as for every rule that reads
-    a column of `skip` (one the database does not hold as polars does)."""
+    a column of `skip` (one the database does not hold as polars does) or one whose `facts`
+    (type, collation) make its SQL compare otherwise."""
     conditions: dict[str, exp.Expr] = {}
     fallbacks: dict[str, str] = {}
     for rule in rules:
         try:
-            conditions[rule.name] = _compile(schema, rule, dtypes, dialect, skip)
+            conditions[rule.name] = _compile(schema, rule, dtypes, dialect, skip, facts)
         except NotExact as declined:
             fallbacks[rule.name] = declined.reason
     return Compiled(conditions, fallbacks)
@@ -318,18 +341,22 @@ def _compile(
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
     skip: Collection[str],
+    facts: TableFacts | None,
 ) -> exp.Expr:
     if skip:
         read = _reads(rule)
         if read is None or any(name in skip for name in read):
             raise NotExact("reads a column cast in polars")
+    known = facts or TableFacts()
     if rule.distinct_over is not None:
         if not groupable(rule, dtypes):
             raise NotExact("key dtype groups differently in SQL")
+        known.prove(rule.distinct_over, dtypes, dialect.binary_collation)
         return exp.true()
     condition = predicate(schema, rule, dtypes, dialect)
     if condition is None:
         raise NotExact(NO_SQL_FORM)
+    known.prove(compared(condition), dtypes, dialect.binary_collation)
     return condition
 
 

@@ -9,8 +9,11 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+import polars as pl
+import sqlglot
 from sqlglot import exp
 
+from .columns import ColumnFacts
 from .regex import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
 
 
@@ -38,6 +41,58 @@ class Dialect:
     regex_engine: ClassVar[RegexEngine] = RE2
     #: The collation a regex match is made under, where the column's may refuse one.
     regex_collation: ClassVar[str | None] = None
+
+    #: The collation that compares text by its bytes, as polars does (None: the dialect has
+    #: none, so a rule over a collated column falls back).
+    binary_collation: ClassVar[str | None] = "binary"
+
+    def catalog_query(self, table: exp.Table) -> exp.Select:
+        """One query for the facts of `table`'s columns (`catalog`): their names and types in
+        order (`pragma_table_info`, which finds the table as the query does), the table's
+        `CREATE` statement (its columns' collations; none for a view) and the connection's
+        `default_collation`."""
+        info = exp.Table(
+            this=exp.Anonymous(
+                this="pragma_table_info",
+                expressions=[exp.Literal.string(table.sql(dialect=self.name))],
+            ),
+            alias=exp.TableAlias(this=exp.to_identifier("c")),
+        )
+        created = (
+            exp.select(exp.column("sql"))
+            .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[])))
+            .where(*_located(table, "table_name", "schema_name", "database_name"))
+        )
+        setting = exp.Anonymous(
+            this="current_setting", expressions=[exp.Literal.string("default_collation")]
+        )
+        return (
+            exp.select(
+                exp.column("name", "c"),
+                exp.column("type", "c"),
+                exp.column("sql", "t"),
+                exp.alias_(setting, "default_collation"),
+            )
+            .from_(info)
+            .join(created.subquery("t"), on=exp.true(), join_type="left")
+            .order_by(exp.column("cid", "c"))
+        )
+
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
+        """The facts of `catalog_query`'s rows: a `VARCHAR`'s collation is the one its
+        `CREATE` statement declares, else the connection's `default_collation` (a view's
+        columns: always, as their collation is not declared)."""
+        facts: dict[str, ColumnFacts] = {}
+        declared: dict[str, str] = {}
+        for name, data_type, create, default in rows.rows():
+            text = data_type == "VARCHAR"
+            declared = declared or (_declared_collations(create) if create else {})
+            collation = declared.get(name) or default or (None if create else "undeclared")
+            binary = collation is None or collation.lower() == "binary"
+            facts[name] = ColumnFacts(
+                name, data_type, None if binary or not text else collation, collatable=text
+            )
+        return facts
 
     def naive_timestamp(self, unit: str) -> exp.DataType | None:
         """The type of a timestamp without zone in `unit`, None where the database has none."""
@@ -81,6 +136,65 @@ class PostgresDialect(Dialect):
     #: `~` refuses a column of a nondeterministic collation; under "C" it matches code
     #: points, which is all the patterns it is given need.
     regex_collation = "C"
+    #: Deterministic and in byte order (code point order in UTF-8) in every PostgreSQL.
+    binary_collation = "C"
+    #: Types whose comparisons no collation makes polars': blank-padded, case-folded.
+    unlike_types: ClassVar[dict[str, str]] = {
+        "bpchar": "padded character(n)",
+        "citext": "citext compares case-insensitively",
+    }
+
+    def catalog_query(self, table: exp.Table) -> exp.Select:
+        """`pg_attribute` of the relation the name resolves to (as the query will resolve
+        it, through `regclass`), with each column's type and collation."""
+        relation = exp.cast(
+            exp.Literal.string(table.sql(dialect=self.name)),
+            exp.DataType.build("REGCLASS", dialect=self.name),
+        )
+        column = exp.column
+        return (
+            exp.select(
+                column("attname", "a"),
+                exp.Anonymous(
+                    this="format_type",
+                    expressions=[column("atttypid", "a"), column("atttypmod", "a")],
+                ),
+                column("typname", "t"),
+                column("collname", "k"),
+                column("collisdeterministic", "k"),
+            )
+            .from_(_catalog_table("pg_attribute", "a"))
+            .join(
+                _catalog_table("pg_type", "t"),
+                on=exp.EQ(this=column("oid", "t"), expression=column("atttypid", "a")),
+            )
+            .join(
+                _catalog_table("pg_collation", "k"),
+                on=exp.EQ(this=column("oid", "k"), expression=column("attcollation", "a")),
+                join_type="left",
+            )
+            .where(
+                exp.EQ(this=column("attrelid", "a"), expression=relation),
+                exp.GT(this=column("attnum", "a"), expression=exp.Literal.number(0)),
+                exp.not_(column("attisdropped", "a")),
+            )
+            .order_by(column("attnum", "a"))
+        )
+
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
+        """A column compares by bytes under `C` or `POSIX` (or none: not text); any other
+        collation (the database's default, libc, ICU, nondeterministic) is overridden."""
+        facts: dict[str, ColumnFacts] = {}
+        for name, data_type, type_name, collation, _deterministic in rows.rows():
+            binary = collation is None or collation in ("C", "POSIX")
+            facts[name] = ColumnFacts(
+                name,
+                data_type,
+                None if binary else collation,
+                collatable=collation is not None,
+                unlike=self.unlike_types.get(type_name),
+            )
+        return facts
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
@@ -102,6 +216,27 @@ class SnowflakeDialect(Dialect):
     float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {}
     regex_engine = SNOWFLAKE_ERE  # `REGEXP_LIKE`
+    #: A collated column cannot be compared by bytes (`COLLATE 'utf8'` is not binary in
+    #: every context): its rules fall back.
+    binary_collation = None
+    #: Collation names that mean byte order.
+    binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
+
+    def catalog_query(self, table: exp.Table) -> exp.Select:
+        """`information_schema.columns` of the table: each column's type and collation."""
+        source = exp.Table(
+            this=exp.to_identifier("COLUMNS"),
+            db=exp.to_identifier("INFORMATION_SCHEMA"),
+            catalog=table.args.get("catalog"),
+        )
+        return _information_schema(source, table)
+
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
+        facts: dict[str, ColumnFacts] = {}
+        for name, data_type, collation in rows.rows():
+            binary = collation is None or collation.lower() in self.binary_collations
+            facts[name] = ColumnFacts(name, data_type, None if binary else collation)
+        return facts
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
@@ -122,6 +257,21 @@ class BigQueryDialect(Dialect):
     float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {}
     regex_engine = RE2  # `REGEXP_CONTAINS`
+    #: No collation compares bytes: a collated (`und:ci`) column's rules fall back.
+    binary_collation = None
+    #: BigQuery writes an uncollated column's collation as the text `NULL`.
+    binary_collations: ClassVar[frozenset[str]] = frozenset({"", "null"})
+
+    def catalog_query(self, table: exp.Table) -> exp.Select:
+        """The dataset's `INFORMATION_SCHEMA.COLUMNS`: each column's type and collation."""
+        source = exp.Table(
+            this=exp.to_identifier("INFORMATION_SCHEMA.COLUMNS", quoted=True),
+            db=table.args.get("db"),
+            catalog=table.args.get("catalog"),
+        )
+        return _information_schema(source, table, schema=False)
+
+    column_facts = SnowflakeDialect.column_facts
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="BYTE_LENGTH", expressions=[value])
@@ -140,6 +290,65 @@ DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
     for dialect in (Dialect(), PostgresDialect(), SnowflakeDialect(), BigQueryDialect())
 }
+
+
+def _catalog_table(name: str, alias: str) -> exp.Table:
+    """A PostgreSQL system catalog, named in `pg_catalog` so no table of the user hides it."""
+    return exp.table_(name, db="pg_catalog", alias=alias)
+
+
+def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp.Expr]:
+    """Conditions on a catalog's `name`, `schema` and `catalog` columns that find `table`
+    where its query finds it: an unnamed schema or database is the session's current one."""
+    parts: list[tuple[str, exp.Identifier | None, exp.Expr]] = [
+        (name, table.this, exp.Null()),
+        (schema, table.args.get("db"), exp.CurrentSchema()),
+        (catalog, table.args.get("catalog"), exp.Anonymous(this="current_database")),
+    ]
+    return [
+        exp.EQ(
+            this=exp.column(column),
+            expression=current if part is None else exp.Literal.string(part.name),
+        )
+        for column, part, current in parts
+    ]
+
+
+def _information_schema(source: exp.Table, table: exp.Table, *, schema: bool = True) -> exp.Select:
+    """`column_name, data_type, collation_name` of `table` from an `information_schema`
+    `columns` view (`source`), in the table's column order; `schema`: the view spans
+    schemas, so it is narrowed to the table's (else the session's current one)."""
+    located = exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name))
+    query = (
+        exp.select(exp.column("column_name"), exp.column("data_type"), exp.column("collation_name"))
+        .from_(source)
+        .where(located)
+        .order_by(exp.column("ordinal_position"))
+    )
+    if schema:
+        db = table.args.get("db")
+        query = query.where(
+            exp.EQ(
+                this=exp.column("table_schema"),
+                expression=exp.Literal.string(db.name) if db is not None else exp.CurrentSchema(),
+            )
+        )
+    return query
+
+
+def _declared_collations(create: str) -> dict[str, str]:
+    """Each column's collation as a DuckDB `CREATE TABLE` statement declares it
+    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it."""
+    try:
+        statement = sqlglot.parse_one(create, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return {}
+    return {
+        definition.name: constraint.args["kind"].this.sql(dialect="duckdb")
+        for definition in statement.find_all(exp.ColumnDef)
+        for constraint in definition.constraints
+        if isinstance(constraint.args.get("kind"), exp.CollateColumnConstraint)
+    }
 
 
 def _count_case(condition: exp.Expr) -> exp.Expr:

@@ -10,6 +10,8 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
+from .dialects import DIALECTS
+
 
 def sql_type(dtype: pl.DataType, dialect: str) -> exp.DataType | None:
     """The SQL type of a polars `dtype` that literals are cast to in `dialect`, or None."""
@@ -56,7 +58,7 @@ def literal(value: Any, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
     if isinstance(value, dt.datetime):
         if value.tzinfo is not None or not isinstance(dtype, pl.Datetime) or dtype.time_zone:
             return None
-        return _cast(exp.Literal.string(value.isoformat(sep=" ")), dtype, dialect)
+        return _instant(value, dtype, dialect)
     if isinstance(value, dt.date):
         return (
             _cast(exp.Literal.string(value.isoformat()), dtype, dialect)
@@ -69,3 +71,19 @@ def literal(value: Any, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
 def _cast(value: exp.Expr, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
     target = sql_type(dtype, dialect)
     return None if target is None else exp.cast(value, target)
+
+
+def _instant(value: dt.datetime, dtype: pl.Datetime, dialect: str) -> exp.Expr | None:
+    """A wall-clock bound of a column of `dtype`, as polars compares them: in the column's
+    unit (a finer bound is floored to it, `2020-01-01 00:00:00.0015` is `.001` to a
+    millisecond column), written as a literal of the column's own type, so the database
+    compares in that unit too; None where the database has no type of that unit."""
+    unit = dtype.time_unit
+    seen = pl.Series([value], dtype=pl.Datetime("us")).cast(dtype).item()
+    known = DIALECTS.get(dialect)
+    target = known.naive_timestamp(unit) if known is not None else None
+    if target is None and unit != "ns":
+        target = wall_clock(dialect)  # microseconds hold a bound in ms or us exactly
+    if target is None:
+        return None
+    return exp.cast(exp.Literal.string(seen.isoformat(sep=" ")), target)

@@ -9,6 +9,9 @@ from __future__ import annotations
 
 import os
 import pickle
+import subprocess
+import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -222,6 +225,53 @@ def test_a_write_failing_midway_leaves_the_previous_files_whole(tmp_path, failin
     assert sorted(os.listdir(store)) == ["orders.parquet", "orders_quarantine.parquet"]
 
 
+KILLED_RUN = """
+import sys, time
+import dagster as dg, polars as pl
+import dagster_dataframely as dd
+from dagster_dataframely.data import OrdersSchema
+
+class Stalling(dd.ParquetIOManager):
+    def handle_output(self, context, obj: pl.DataFrame | pl.LazyFrame | None) -> None:
+        if context.asset_key.path[-1] == "orders":  # the table's sink stalls mid-write
+            stall = lambda line: (time.sleep(120), line)[1]
+            obj = obj.with_columns(pl.col("line").map_batches(stall, pl.Int64))
+        super().handle_output(context, obj)
+
+@dd.asset(OrdersSchema, quarantine=True)
+def orders() -> pl.LazyFrame:
+    return pl.scan_parquet(sys.argv[1])
+
+dg.materialize([orders], resources={"io_manager": Stalling(base_dir=sys.argv[2])})
+"""
+
+
+def test_a_process_killed_while_writing_the_table_leaves_the_previous_table(tmp_path):
+    store = tmp_path / "store"
+    first = storefront_orders()
+    assert run(
+        scanning(source_file(tmp_path, first, "first"), quarantine=True),
+        dd.ParquetIOManager(base_dir=str(store)),
+    ).success
+    source = source_file(tmp_path, defective_orders())
+
+    child = subprocess.Popen([sys.executable, "-c", KILLED_RUN, str(source), str(store)])
+    try:
+        deadline = time.monotonic() + 120
+        while not list(store.glob(".orders.parquet.*.tmp")):  # the table's sink has begun
+            assert child.poll() is None and time.monotonic() < deadline
+            time.sleep(0.1)
+    finally:
+        child.kill()
+        child.wait()
+
+    assert_frame_equal(stored(store, "orders.parquet"), first)
+    # the quarantine was written first: this run's held-back rows are there
+    assert_frame_equal(
+        stored(store, "orders_quarantine.parquet"), expected_split(defective_orders())[1]
+    )
+
+
 # --------------------------- an IO manager that takes DataFrames --------------------------- #
 
 
@@ -267,3 +317,51 @@ def test_each_partition_is_validated_and_written_to_its_own_files(tmp_path):
     table, quarantine = expected_split(defective_orders())
     assert_frame_equal(stored(store, "orders", "bad.parquet"), table)
     assert_frame_equal(stored(store, "orders_quarantine", "bad.parquet"), quarantine)
+
+
+# ------------------------- the CLI, each step in its own process ------------------------- #
+
+CLI_DEFS = """
+import os
+import dagster as dg
+import polars as pl
+import dagster_dataframely as dd
+from dagster_dataframely.data import OrdersSchema
+
+@dd.asset(OrdersSchema, quarantine=True)
+def orders() -> pl.LazyFrame:
+    return pl.scan_parquet(os.environ["SHOP_SOURCE"])
+
+@dg.asset(deps=["orders"])
+def order_count(orders: pl.LazyFrame) -> pl.DataFrame:
+    return orders.select(pl.len()).collect()
+
+defs = dg.Definitions(
+    assets=[orders, order_count],
+    resources={"io_manager": dd.ParquetIOManager(base_dir=os.environ["SHOP_WAREHOUSE"])},
+)
+"""
+
+
+def test_the_cli_runs_the_streamed_gate_with_the_multiprocess_executor(tmp_path):
+    (tmp_path / "home").mkdir()
+    (tmp_path / "shop_defs.py").write_text(CLI_DEFS)
+    store = tmp_path / "store"
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(tmp_path / "home"),
+        "SHOP_SOURCE": str(source_file(tmp_path, defective_orders())),
+        "SHOP_WAREHOUSE": str(store),
+    }
+    command = [sys.executable, "-m", "dagster", "asset", "materialize", "-f", "shop_defs.py"]
+
+    done = subprocess.run(
+        [*command, "--select", "orders*"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "multiprocess" in done.stderr
+    table, quarantine = expected_split(defective_orders())
+    assert_frame_equal(stored(store, "orders.parquet"), table)
+    assert_frame_equal(stored(store, "orders_quarantine.parquet"), quarantine)
+    assert stored(store, "order_count.parquet").item() == table.height

@@ -142,6 +142,51 @@ def test_counts_table_and_quarantine_equal_dataframely_filter(tmp_path):
     assert metadata["invalid_by_rules"].records  # which rules broke together
 
 
+@pytest.mark.parametrize(
+    "orders",
+    [
+        ["ORD-20001", "ORD-20004"],  # one "error" rule fails alone
+        ["ORD-20001", "ORD-20009", "ORD-20010"],  # "warn" rules only
+        ["ORD-20004", "ORD-20009"],  # an "error" and a "warn" rule, on different rows
+        ["ORD-20001", "ORD-20011"],  # one row breaking three rules
+    ],
+)
+def test_the_split_and_its_counts_match_dataframely_whichever_rules_fail(tmp_path, orders):
+    frame = defective_orders().filter(pl.col("order_id").is_in(orders))
+    store = tmp_path / "store"
+
+    result = run(
+        scanning(source_file(tmp_path, frame), quarantine=True),
+        dd.ParquetIOManager(base_dir=str(store)),
+    )
+
+    assert result.success
+    table, quarantine = expected_split(frame)
+    assert_frame_equal(stored(store, "orders.parquet"), table)
+    assert_frame_equal(stored(store, "orders_quarantine.parquet"), quarantine)
+    metadata = materialization(result, "orders")
+    assert metadata["dagster/row_count"] == table.height
+    assert metadata["dy_quarantined_rows"] == quarantine.height
+    if quarantine.height:
+        broken = {
+            tuple(sorted(r["rules"].split(", "))): r["rows"]
+            for r in metadata["invalid_by_rules"].records
+            for r in [r.data]
+        }
+        expected = (
+            quarantine.select(CHECK_OF.values())
+            .group_by(CHECK_OF.values())
+            .len()
+            .iter_rows(named=True)
+        )
+        assert broken == {
+            tuple(sorted(n for n, c in CHECK_OF.items() if group[c] == "invalid")): group["len"]
+            for group in expected
+        }
+    else:
+        assert "invalid_by_rules" not in metadata
+
+
 @settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )

@@ -159,7 +159,7 @@ def gated_results(
     split = (
         split_eagerly(rows, failing)
         if isinstance(rows, pl.DataFrame)
-        else split_lazily(rows, evaluation.row_count, failing)
+        else split_lazily(rows, evaluation, failing)
     )
     table_value = (
         split.written

@@ -5,9 +5,10 @@ Held back (the quarantine's rows): the rows failing an `"error"` rule, with one 
 per failing rule. Only the rules that failed somewhere are looked at again.
 
 An eager frame is split in memory (`split_eagerly`). A `LazyFrame` is split as plans
-(`split_lazily`): the two sides stay lazy, for the IO managers to stream with sinks, and the
-counts come from one streaming aggregation over the rules' flags, whose state is one row per
-combination of failing rules.
+(`split_lazily`): the two sides stay lazy, for the IO managers to stream with sinks. Their
+counts follow from the evaluator's per-rule counts when no `"error"` rule failed or one rule
+failed alone; otherwise from one streaming aggregation over the failing rules' flags, whose
+state is one row per combination of them.
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ from dataclasses import dataclass
 import polars as pl
 
 from .._engine.catalogue import Rule
-from .._engine.evaluate import rule_columns
+from .._engine.evaluate import Evaluation, rule_columns
 
 _ROWS = "rows"
 
@@ -50,18 +51,31 @@ def split_eagerly(rows: pl.DataFrame, failing: Sequence[Rule]) -> Split:
     return Split(written, invalid, written.height, invalid.height, combinations)
 
 
-def split_lazily(rows: pl.LazyFrame, row_count: int, failing: Sequence[Rule]) -> Split:
-    """Split the plan `rows` (of `row_count` rows) without collecting it: the sides are plans
-    over `rows`, each to be run once by a sink; the counts and the combinations of rules come
-    from one streaming pass (none when no rule failed)."""
-    if not failing:
-        return Split(rows, rows.limit(0), row_count, 0, pl.DataFrame({_ROWS: []}))
-    flags = rule_columns(rows, failing)
+def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[Rule]) -> Split:
+    """Split the plan `rows`, which `evaluation` counted, without collecting it: the sides
+    are plans over `rows`, each to be run once by a sink."""
     names = [rule.check_name for rule in failing]
+    errors = [rule for rule in failing if rule.severity == "error"]
+    if errors and len(failing) > 1:  # rows may break several rules: count the combinations
+        flags = rule_columns(rows, failing)
+        every = flags.group_by(names).agg(pl.len().alias(_ROWS)).collect(engine="streaming")
+        error_free, warn_free = _verdicts(failing)
+        held = every.filter(~error_free)
+        warned = bool(every.filter(error_free & ~warn_free).height)
+    else:  # none of the rows is held back, or those failing the one rule are
+        held = pl.DataFrame(
+            {**{name: [False] for name in names}, _ROWS: [evaluation.failed[errors[0].name]]}
+            if errors
+            else {**{name: [] for name in names}, _ROWS: []},
+            schema={**dict.fromkeys(names, pl.Boolean), _ROWS: pl.UInt32},
+        ).filter(pl.col(_ROWS) > 0)
+        warned = not errors and any(evaluation.failed[rule.name] for rule in failing)
+    invalid_rows = int(held[_ROWS].sum())
+    written_rows = evaluation.row_count - invalid_rows
+    if not failing:
+        return Split(rows, rows.limit(0), written_rows, 0, held)
+    flags = rule_columns(rows, failing)
     error_free, warn_free = _verdicts(failing)
-    every = flags.group_by(names).agg(pl.len().alias(_ROWS)).collect(engine="streaming")
-    held = every.filter(~error_free)
-    warned = every.filter(error_free & ~warn_free)[_ROWS].sum()
     columns = rows.collect_schema().names()
     valid = flags.filter(error_free & warn_free).select(columns)
     written = (
@@ -69,8 +83,7 @@ def split_lazily(rows: pl.LazyFrame, row_count: int, failing: Sequence[Rule]) ->
         if warned
         else valid
     )
-    invalid_rows = int(held[_ROWS].sum())
-    return Split(written, flags.filter(~error_free), row_count - invalid_rows, invalid_rows, held)
+    return Split(written, flags.filter(~error_free), written_rows, invalid_rows, held)
 
 
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:

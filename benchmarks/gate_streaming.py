@@ -12,7 +12,10 @@ of `--repeat`): CPU seconds (user + system) and peak RSS (imports included). Var
 - `Schema.filter + sink_parquet`: Dataframely's lazy filter, the valid rows and the failure
   info each written with `sink_parquet`, no Dagster;
 - `dd.asset, quarantine`: `@dd.asset(Schema, quarantine=True)` returning the scan, both the
-  table and its quarantine stored by `dd.ParquetIOManager`;
+  table and its quarantine stored by `dd.ParquetIOManager`; once more with
+  `statistics=False`, which shows what the statistics pass costs;
+- `plain + dd.schema_checks`: the plain asset and the sidecar checking what it wrote, in one
+  run (validation without a gate; with `--key` the sidecar's memory for the same key);
 - with `--before DIR`, the same `dd.asset` run with the package's sources from `DIR` first on
   the path (e.g. the main branch), to show before and after side by side.
 
@@ -81,22 +84,20 @@ def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]
             good.sink_parquet(os.path.join(store, "lines.parquet"))
             failure.sink_parquet(os.path.join(store, "lines_failure.parquet"))
         return figures
-    if variant == "plain":
 
-        @dg.asset(name="lines")
-        def plain() -> pl.LazyFrame:
-            return pl.scan_parquet(source)
+    @dg.asset(name="lines")
+    def plain() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
 
-        asset = plain
-    else:
+    @dd.asset(Lines, quarantine=True, name="lines", statistics=variant != "gated-nostats")
+    def gated() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
 
-        @dd.asset(Lines, quarantine=True, name="lines")
-        def gated() -> pl.LazyFrame:
-            return pl.scan_parquet(source)
-
-        asset = gated
+    assets: list = [plain] if variant == "plain" else [gated]
+    if variant == "sidecar":
+        assets = [plain, dd.schema_checks(Lines, asset="lines", blocking=False)]
     with measured() as figures:
-        result = dg.materialize([asset], resources={"io_manager": io})
+        result = dg.materialize(assets, resources={"io_manager": io})
     assert result.success
     return figures
 
@@ -105,6 +106,8 @@ VARIANTS = {
     "plain @dg.asset": "plain",
     "Schema.filter + sink_parquet": "dataframely",
     "dd.asset, quarantine": "gated",
+    "dd.asset, quarantine, statistics=False": "gated-nostats",
+    "plain + dd.schema_checks": "sidecar",
 }
 
 
@@ -141,11 +144,11 @@ def main(args: argparse.Namespace) -> None:
             )
             plain = found["plain @dg.asset"]
             print(f"\n{rows:,} rows ({source.stat().st_size / 2**20:.0f} MB of parquet)")
-            print(f"{'variant':34} {'CPU s':>7} {'x plain':>8} {'peak MB':>8} {'x plain':>8}")
+            print(f"{'variant':40} {'CPU s':>7} {'x plain':>8} {'peak MB':>8} {'x plain':>8}")
             for name, figures in found.items():
                 peaks[name].append(figures["peak_mb"])
                 print(
-                    f"{name:34} {figures['cpu_seconds']:7.1f} "
+                    f"{name:40} {figures['cpu_seconds']:7.1f} "
                     f"{figures['cpu_seconds'] / plain['cpu_seconds']:8.2f} "
                     f"{figures['peak_mb']:8.0f} {figures['peak_mb'] / plain['peak_mb']:8.2f}",
                     flush=True,
@@ -153,7 +156,7 @@ def main(args: argparse.Namespace) -> None:
         if len(args.rows) > 1:
             print(f"\npeak RSS, largest size over smallest ({args.rows[-1]:,} / {args.rows[0]:,})")
             for name, found_peaks in peaks.items():
-                print(f"{name:34} {found_peaks[-1] / found_peaks[0]:8.2f}")
+                print(f"{name:40} {found_peaks[-1] / found_peaks[0]:8.2f}")
     finally:
         if not args.dir:
             shutil.rmtree(root, ignore_errors=True)

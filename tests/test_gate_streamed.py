@@ -122,24 +122,44 @@ def test_the_plan_reaches_the_parquet_sink_as_a_scan_never_as_collected_rows(tmp
 # ----------------------------- counts and rows, as Dataframely ----------------------------- #
 
 
-def test_counts_table_and_quarantine_equal_dataframely_filter(tmp_path):
-    frame = defective_orders()
-    path = source_file(tmp_path, frame)
-    store = tmp_path / "store"
-
-    result = run(scanning(path, quarantine=True), dd.ParquetIOManager(base_dir=str(store)))
-
+def assert_split_as_dataframely(
+    result: dg.ExecuteInProcessResult, store: Path, frame: pl.DataFrame
+) -> None:
+    """The run wrote `Schema.filter`'s split of `frame`, and its materialization says so:
+    rows written, rows quarantined, and which rules the quarantined rows broke together."""
     assert result.success
-    counts = {name: count for name, (count, _) in failed(result).items()}
-    expected_counts = {CHECK_OF[name]: n for name, n in DEFECTIVE_COUNTS.items()}
-    assert counts == expected_counts
     table, quarantine = expected_split(frame)
     assert_frame_equal(stored(store, "orders.parquet"), table)
     assert_frame_equal(stored(store, "orders_quarantine.parquet"), quarantine)
     metadata = materialization(result, "orders")
     assert metadata["dagster/row_count"] == table.height
     assert metadata["dy_quarantined_rows"] == quarantine.height
-    assert metadata["invalid_by_rules"].records  # which rules broke together
+    if not quarantine.height:
+        assert "invalid_by_rules" not in metadata
+        return
+    broken = {
+        tuple(sorted(row.data["rules"].split(", "))): row.data["rows"]
+        for row in metadata["invalid_by_rules"].records
+    }
+    groups = quarantine.group_by(CHECK_OF.values()).len().iter_rows(named=True)
+    assert broken == {
+        tuple(sorted(n for n, c in CHECK_OF.items() if group[c] == "invalid")): group["len"]
+        for group in groups
+    }
+
+
+def test_counts_table_and_quarantine_equal_dataframely_filter(tmp_path):
+    frame = defective_orders()
+    store = tmp_path / "store"
+
+    result = run(
+        scanning(source_file(tmp_path, frame), quarantine=True),
+        dd.ParquetIOManager(base_dir=str(store)),
+    )
+
+    counts = {name: count for name, (count, _) in failed(result).items()}
+    assert counts == {CHECK_OF[name]: n for name, n in DEFECTIVE_COUNTS.items()}
+    assert_split_as_dataframely(result, store, frame)
 
 
 @pytest.mark.parametrize(
@@ -160,31 +180,7 @@ def test_the_split_and_its_counts_match_dataframely_whichever_rules_fail(tmp_pat
         dd.ParquetIOManager(base_dir=str(store)),
     )
 
-    assert result.success
-    table, quarantine = expected_split(frame)
-    assert_frame_equal(stored(store, "orders.parquet"), table)
-    assert_frame_equal(stored(store, "orders_quarantine.parquet"), quarantine)
-    metadata = materialization(result, "orders")
-    assert metadata["dagster/row_count"] == table.height
-    assert metadata["dy_quarantined_rows"] == quarantine.height
-    if quarantine.height:
-        broken = {
-            tuple(sorted(r["rules"].split(", "))): r["rows"]
-            for r in metadata["invalid_by_rules"].records
-            for r in [r.data]
-        }
-        expected = (
-            quarantine.select(CHECK_OF.values())
-            .group_by(CHECK_OF.values())
-            .len()
-            .iter_rows(named=True)
-        )
-        assert broken == {
-            tuple(sorted(n for n, c in CHECK_OF.items() if group[c] == "invalid")): group["len"]
-            for group in expected
-        }
-    else:
-        assert "invalid_by_rules" not in metadata
+    assert_split_as_dataframely(result, store, frame)
 
 
 @settings(

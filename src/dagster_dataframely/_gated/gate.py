@@ -23,7 +23,10 @@ Each failing check says what happened to its rows (`dy_failed_rows`: quarantined
 the table, or not written), and only those whose rows went to the quarantine carry its
 address (`dy_quarantine`).
 Counting is the evaluator's one streaming pass; rows are split only when some rule failed, so
-an all-valid frame is never copied.
+an all-valid frame is never copied. A `LazyFrame` that `dd.asset` got in a run is never
+collected (`streamed`): the split stays two plans that the IO managers sink, counted first
+and written after, so the outcome is decided before anything is written
+(`docs/asset.md`, "A LazyFrame at any size").
 """
 
 from __future__ import annotations
@@ -130,6 +133,7 @@ def gated_results(
         table_schema(dy_schema),
         resolve("statistics", statistics),
         resolve("row_sample", row_sample),
+        table_takes_lazy,
     )
     lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
@@ -161,13 +165,8 @@ def gated_results(
         if isinstance(rows, pl.DataFrame)
         else split_lazily(rows, evaluation, failing)
     )
-    table_value = (
-        split.written
-        if isinstance(split.written, pl.DataFrame) or table_takes_lazy
-        else split.written.collect(engine="streaming")
-    )
     if quarantine is None:
-        yield described.materialization(key, split, table_value)
+        yield described.materialization(key, split)
         yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
 
@@ -182,7 +181,7 @@ def gated_results(
         "dy_quarantined_rows": split.invalid_rows,
     }
     if not split.invalid_rows:
-        yield described.materialization(key, split, table_value, quarantined)
+        yield described.materialization(key, split, quarantined)
         yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
     quarantined["invalid_by_rules"] = table(by_rules(split.combinations, failing))
@@ -196,7 +195,7 @@ def gated_results(
             counts=blocked,
             quarantine=address,
         )
-    yield described.materialization(key, split, table_value, quarantined)
+    yield described.materialization(key, split, quarantined)
     # the error rows went to the quarantine and the table is clean: their checks warn
     yield from told(_Fate(error=held_back, warn=_WRITTEN, quarantine=address), severity=_WARN)
 
@@ -283,16 +282,14 @@ class _Description:
     declared: dg.TableSchema
     statistics: bool
     row_sample: int
+    #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
+    takes_lazy: bool = False
 
     def materialization(
-        self,
-        key: dg.AssetKey,
-        split: Split,
-        value: pl.DataFrame | pl.LazyFrame,
-        extra: Mapping[str, Any] | None = None,
+        self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
-        """The table's materialization, handing `value` (the written rows, a plan or a
-        frame) to its IO manager; the row sample is a head of the written rows and the
+        """The table's materialization, handing the written rows to its IO manager (a plan
+        only to one that takes plans); the row sample is a head of the written rows and the
         statistics one aggregation over them, streamed for a plan."""
         written = split.written
         metadata: dict[str, Any] = {
@@ -308,6 +305,11 @@ class _Description:
         if self.statistics:
             metadata["dy_statistics"] = table(column_statistics(written))
         metadata.update(extra or {})
+        value = (
+            written
+            if isinstance(written, pl.DataFrame) or self.takes_lazy
+            else written.collect(engine="streaming")
+        )
         return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
 
 

@@ -134,6 +134,7 @@ def assert_split_as_dataframely(
     metadata = materialization(result, "orders")
     assert metadata["dagster/row_count"] == table.height
     assert metadata["dy_quarantined_rows"] == quarantine.height
+    assert materialization(result, "orders_quarantine")["dagster/row_count"] == quarantine.height
     if not quarantine.height:
         assert "invalid_by_rules" not in metadata
         return

@@ -79,18 +79,22 @@ def dispatch(
         main(args)
 
 
-def run_child(script: str, *arguments: str, label: str) -> str:
-    """Run `script` with `arguments` in a fresh interpreter and return its stdout; exit
-    with its stderr, under `label`, if it fails."""
-    run = subprocess.run([sys.executable, script, *arguments], capture_output=True, text=True)
+def run_child(script: str, *arguments: str, label: str, env: dict[str, str] | None = None) -> str:
+    """Run `script` with `arguments` in a fresh interpreter (with environment `env`, default
+    this one's) and return its stdout; exit with its stderr, under `label`, if it fails."""
+    run = subprocess.run(
+        [sys.executable, script, *arguments], capture_output=True, text=True, env=env
+    )
     if run.returncode:
         sys.exit(f"{label} failed:\n{run.stderr[-4000:]}")
     return run.stdout
 
 
-def child_figures(script: str, *arguments: str, label: str) -> dict[str, float]:
+def child_figures(
+    script: str, *arguments: str, label: str, env: dict[str, str] | None = None
+) -> dict[str, float]:
     """The figures of `script --measure *arguments`, measured in a fresh interpreter."""
-    output = run_child(script, _MEASURE, *arguments, label=label)
+    output = run_child(script, _MEASURE, *arguments, label=label, env=env)
     return json.loads(output.strip().splitlines()[-1])
 
 

@@ -40,6 +40,7 @@ are passed on to polars; credentials come from the environment, for fsspec (writ
 from __future__ import annotations
 
 import contextlib
+import inspect
 import os
 import tempfile
 import types
@@ -57,7 +58,7 @@ from .errors import UnsupportedFrameError
 if TYPE_CHECKING:  # universal-pathlib loads fsspec: imported when a path is first built
     from upath import UPath
 
-__all__ = ["ParquetIOManager"]
+__all__ = ["ParquetIOManager", "takes_lazy_frames"]
 
 _LOCAL_PROTOCOLS = frozenset({"", "file", "local"})
 # Schemes polars opens itself (object_store): handing it the URL keeps scans streaming.
@@ -107,7 +108,9 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
     # ----------------------------------- output ----------------------------------- #
 
-    def handle_output(self, context: dg.OutputContext, obj: Any) -> None:
+    def handle_output(
+        self, context: dg.OutputContext, obj: pl.DataFrame | pl.LazyFrame | None
+    ) -> None:
         if obj is None:
             return
         if not isinstance(obj, (pl.DataFrame, pl.LazyFrame)):
@@ -153,6 +156,25 @@ class ParquetIOManager(dg.ConfigurableIOManager):
 
 
 # ------------------------------------- helpers ------------------------------------- #
+
+
+def takes_lazy_frames(io_manager: Any) -> bool:
+    """Whether `io_manager` stores a `pl.LazyFrame` output itself (streaming it, as this
+    module's `ParquetIOManager` does): its `handle_output` annotates the value it takes with
+    `pl.LazyFrame` (alone or in a union). Other IO managers are handed collected frames."""
+    handle_output = getattr(io_manager, "handle_output", None)
+    if handle_output is None:
+        return False
+    try:
+        parameters = list(inspect.signature(handle_output).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    if len(parameters) < 2:
+        return False
+    annotation = parameters[1].annotation
+    if isinstance(annotation, str):  # postponed annotations: read the text, import nothing
+        return "LazyFrame" in annotation
+    return _is_lazy_type(annotation)
 
 
 def parquet_path(root: UPath, asset_key: dg.AssetKey, partition_key: str | None = None) -> UPath:

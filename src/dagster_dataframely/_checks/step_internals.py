@@ -35,6 +35,7 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,7 @@ __all__ = [
     "asset_graph",
     "declared_keys",
     "in_run",
+    "output_io_manager",
     "resource_config",
     "stored_table",
     "write_as",
@@ -75,10 +77,12 @@ def write_as(
     *,
     table_key: dg.AssetKey | None = None,
     output_name: str | None = None,
+    fit: Callable[[Any, Any], Any] | None = None,
 ) -> dict[str, Any]:
-    """Hand `value` to the IO manager of the step's output `output_name` (which the op
-    declares for `asset_key`, selected or not), or of `asset_key` when the run selected it,
-    else to that of `table_key` (default: the step's one asset) as if it were `asset_key`.
+    """Hand `value` (as `fit(io_manager, value)` makes it, when given) to the IO manager of
+    the step's output `output_name` (which the op declares for `asset_key`, selected or
+    not), or of `asset_key` when the run selected it, else to that of `table_key` (default:
+    the step's one asset) as if it were `asset_key`.
 
     The IO manager gets the output context Dagster would give it for that output, with only
     the asset key changed, so database IO managers keep their connection settings and the
@@ -90,6 +94,8 @@ def write_as(
         context, asset_key, table_key or context.asset_key, output_name
     )
     metadata: dict[str, Any] = {}
+    if fit is not None:
+        value = fit(io_manager, value)
     returned = io_manager.handle_output(output_context, value)
     if inspect.isgenerator(returned):
         for item in returned:
@@ -206,6 +212,12 @@ def _output_as(
                 key=asset_key
             )
     return step.get_io_manager(handle), output_context
+
+
+def output_io_manager(context: Context, output_name: str) -> Any:
+    """The IO manager that stores the step's output `output_name`."""
+    step = context.get_step_execution_context()
+    return step.get_io_manager(StepOutputHandle(step.step.key, output_name))
 
 
 def resource_config(context: Context | dg.AssetCheckExecutionContext, key: str) -> Any:

@@ -1,11 +1,12 @@
 """Per-dtype column statistics of a written table, for its materialization metadata.
 
-One eager pass over the table computes, per column, what its dtype makes meaningful: the
-null count always; min and max for numbers, booleans and temporal columns; the mean, rounded
-to two decimals, for numbers that measure something (not for booleans, and not for an
-integer column whose values are (nearly) all distinct: an identifier's mean means nothing);
-the longest value (in characters) for strings. Only the first columns are described, as
-many as a metadata table shows, so a wide schema costs no more than a narrow one.
+One pass over the table (a streaming aggregation for a `LazyFrame`) computes, per column,
+what its dtype makes meaningful: the null count always; min and max for numbers, booleans
+and temporal columns; the mean, rounded to two decimals, for numbers that measure something
+(not for booleans, and not for an integer column whose values are (nearly) all distinct: an
+identifier's mean means nothing); the longest value (in characters) for strings. Only the
+first columns are described, as many as a metadata table shows, so a wide schema costs no
+more than a narrow one.
 """
 
 from __future__ import annotations
@@ -28,24 +29,29 @@ _SCHEMA = {
 }
 
 
-def statistics(frame: pl.DataFrame) -> pl.DataFrame:
+def statistics(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
     """One row per described column of `frame`: column, dtype, nulls, min, max, mean,
     max_length (null where the dtype has no such statistic)."""
-    described = frame.columns[:MAX_ROWS]
+    schema = frame.collect_schema()
+    described = schema.names()[:MAX_ROWS]
     exprs: list[pl.Expr] = []
     for index, name in enumerate(described):
         exprs.extend(
             expr.alias(f"{index}|{field}")
-            for field, expr in _expressions(pl.col(name), frame.schema[name]).items()
+            for field, expr in _expressions(pl.col(name), schema[name]).items()
         )
-    values = python_rows(frame.select(exprs))[0] if exprs else {}
+    selected = frame.select(exprs)
+    aggregated = (
+        selected if isinstance(selected, pl.DataFrame) else selected.collect(engine="streaming")
+    )
+    values = python_rows(aggregated)[0] if exprs else {}
     rows = []
     for index, name in enumerate(described):
         found = {field: values.get(f"{index}|{field}") for field in _FIELDS}
         rows.append(
             {
                 "column": name,
-                "dtype": dtype_name(frame.schema[name]),
+                "dtype": dtype_name(schema[name]),
                 "nulls": found["nulls"],
                 "min": _text(found["min"]),
                 "max": _text(found["max"]),

@@ -30,10 +30,11 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
 from ..errors import InvalidSettingError, UnsupportedFrameError
+from ..io import takes_lazy_frames
 from .gate import AssetYield, gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
 from .quarantine import quarantine_key as default_quarantine_key
-from .quarantined_asset import quarantined_asset, refuse_quarantine_alone
+from .quarantined_asset import TABLE_OUTPUT, quarantined_asset, refuse_quarantine_alone
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
 
@@ -192,8 +193,9 @@ class _Gate:
         @functools.wraps(fn)
         def validated(*args: Any, **kwargs: Any) -> AssetYield:
             context = _context(args)
-            if self.quarantine and context is not None and step_internals.in_run(context):
-                refuse_quarantine_alone(context, key, self.quarantine_of(key))
+            run = context if context is not None and step_internals.in_run(context) else None
+            if self.quarantine and run is not None:
+                refuse_quarantine_alone(run, key, self.quarantine_of(key))
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:
@@ -210,6 +212,9 @@ class _Gate:
                 max_failure_samples=self.max_failure_samples,
                 statistics=self.statistics,
                 row_sample=self.row_sample,
+                streamed=run is not None,
+                table_takes_lazy=run is not None
+                and takes_lazy_frames(step_internals.output_io_manager(run, TABLE_OUTPUT)),
             ):
                 if extras is not None and isinstance(event, dg.MaterializeResult):
                     event = _merged(event, extras) if event.asset_key == key else event

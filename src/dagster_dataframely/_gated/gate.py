@@ -23,7 +23,10 @@ Each failing check says what happened to its rows (`dy_failed_rows`: quarantined
 the table, or not written), and only those whose rows went to the quarantine carry its
 address (`dy_quarantine`).
 Counting is the evaluator's one streaming pass; rows are split only when some rule failed, so
-an all-valid frame is never copied.
+an all-valid frame is never copied. A `LazyFrame` that `dd.asset` got in a run is never
+collected (`streamed`): the split stays two plans that the IO managers sink, counted first
+and written after, so the outcome is decided before anything is written
+(`docs/asset.md`, "A LazyFrame at any size").
 """
 
 from __future__ import annotations
@@ -41,14 +44,15 @@ from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
-from .._engine.catalogue import Rule, rules
+from .._engine.catalogue import rules
 from .._engine.display import table
-from .._engine.evaluate import Evaluation, as_lazy, rule_columns
+from .._engine.evaluate import Evaluation, as_lazy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.statistics import statistics as column_statistics
 from ..errors import NoValidRowsError, ValidationAbortError
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
+from .split import Split, by_rules, split_eagerly, split_lazily
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -108,9 +112,16 @@ def gated_results(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    streamed: bool = False,
+    table_takes_lazy: bool = False,
 ) -> AssetYield:
     """`validation_results` with the quarantine written as a step: what it yields (the
-    quarantine's own materialization, for `dd.asset`'s declared quarantine) comes first."""
+    quarantine's own materialization, for `dd.asset`'s declared quarantine) comes first.
+
+    With `streamed`, a `LazyFrame` is never collected: it is evaluated in the evaluator's
+    streaming passes, split into plans (`split_lazily`), and the quarantine step gets a plan;
+    the table's `value=` is a plan too when `table_takes_lazy` (its IO manager sinks it),
+    else the written rows collected (and only those)."""
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(valid_key, argument="valid_key")
     settings = CheckSettings.resolve(
@@ -122,12 +133,20 @@ def gated_results(
         table_schema(dy_schema),
         resolve("statistics", statistics),
         resolve("row_sample", row_sample),
+        table_takes_lazy,
     )
     lf = as_lazy(frame, asset=key.to_user_string())
     yield from column_schema_results(dy_schema, lf.collect_schema(), key)
 
-    collected = frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")
-    rows = collected.select(dy_schema.column_names())  # drops extra columns, copies nothing
+    lazily = streamed and isinstance(frame, pl.LazyFrame)
+    columns = dy_schema.column_names()
+    rows: pl.DataFrame | pl.LazyFrame = (  # the schema's columns: drops extras, copies nothing
+        lf.select(columns)
+        if lazily
+        else (frame if isinstance(frame, pl.DataFrame) else lf.collect(engine="streaming")).select(
+            columns
+        )
+    )
     catalogue = rules(dy_schema, warn=warn)
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     planned = plan(catalogue, settings, dy_schema.__name__)
@@ -141,9 +160,13 @@ def gated_results(
     if blocked and quarantine is None:
         yield from told(_Fate(error=_ABORTED, warn=_ABORTED))
         raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
-    split = _split(rows, failing) if failing else _Split(written=rows, invalid=rows.clear())
+    split = (
+        split_eagerly(rows, failing)
+        if isinstance(rows, pl.DataFrame)
+        else split_lazily(rows, evaluation, failing)
+    )
     if quarantine is None:
-        yield described.materialization(key, split.written)
+        yield described.materialization(key, split)
         yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
 
@@ -155,24 +178,24 @@ def gated_results(
         raise
     quarantined: dict[str, Any] = {
         "dy_quarantine": address,
-        "dy_quarantined_rows": split.invalid.height,
+        "dy_quarantined_rows": split.invalid_rows,
     }
-    if not split.invalid.height:
-        yield described.materialization(key, split.written, quarantined)
+    if not split.invalid_rows:
+        yield described.materialization(key, split, quarantined)
         yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
-    quarantined["invalid_by_rules"] = table(_by_rules(split.invalid, failing))
+    quarantined["invalid_by_rules"] = table(by_rules(split.combinations, failing))
     held_back = f"quarantined: held back in {address}"
-    if not split.written.height:
+    if not split.written_rows:
         # every row broke an "error" rule, so the rows of the "warn" rules are held back too
         everything = f"{held_back}; the table was not written (no valid rows)"
         yield from told(_Fate(error=everything, warn=everything, quarantine=address, all=True))
         raise NoValidRowsError(
-            _no_valid_rows_message(dy_schema, key, split.invalid.height, blocked, address),
+            _no_valid_rows_message(dy_schema, key, split.invalid_rows, blocked, address),
             counts=blocked,
             quarantine=address,
         )
-    yield described.materialization(key, split.written, quarantined)
+    yield described.materialization(key, split, quarantined)
     # the error rows went to the quarantine and the table is clean: their checks warn
     yield from told(_Fate(error=held_back, warn=_WRITTEN, quarantine=address), severity=_WARN)
 
@@ -204,48 +227,6 @@ def skipped_results(
         *results(plan(catalogue, settings, dy_schema.__name__), nothing, asset_key=asset_key),
     ):
         yield result.with_metadata({**result.metadata, "dy_skipped": reason})
-
-
-# ------------------------------------- the split ------------------------------------- #
-
-
-@dataclass(frozen=True)
-class _Split:
-    #: valid rows, then rows failing only `"warn"` rules; the schema's columns
-    written: pl.DataFrame
-    #: rows failing an `"error"` rule, with a Boolean column per failing rule
-    invalid: pl.DataFrame
-
-
-def _split(rows: pl.DataFrame, failing: Sequence[Rule]) -> _Split:
-    """Split `rows` by the rules that failed on them (the rules that passed on every row
-    need no second look)."""
-    flags = rule_columns(rows.lazy(), failing).collect()
-    error_free = _all([r.check_name for r in failing if r.severity == "error"])
-    warn_free = _all([r.check_name for r in failing if r.severity == "warn"])
-    columns = rows.columns
-    valid = flags.filter(error_free & warn_free).select(columns)
-    warned = flags.filter(error_free & ~warn_free).select(columns)
-    return _Split(
-        written=pl.concat([valid, warned]) if warned.height else valid,
-        invalid=flags.filter(~error_free),
-    )
-
-
-def _all(names: list[str]) -> pl.Expr:
-    return pl.all_horizontal(names) if names else pl.lit(True)
-
-
-def _by_rules(invalid: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
-    """Which rules the invalid rows broke together: one row per combination with its row
-    count, biggest first, ties in the order of the rule names."""
-    groups = invalid.group_by([rule.check_name for rule in failing]).len("rows")
-    combinations = [
-        (", ".join(r.name for r in failing if group[r.check_name] is False), group["rows"])
-        for group in groups.iter_rows(named=True)
-    ]
-    frame = pl.DataFrame(combinations, schema={"rules": pl.String, "rows": pl.Int64}, orient="row")
-    return frame.sort(["rows", "rules"], descending=[True, False])
 
 
 # ------------------------------------- metadata ------------------------------------- #
@@ -301,20 +282,35 @@ class _Description:
     declared: dg.TableSchema
     statistics: bool
     row_sample: int
+    #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
+    takes_lazy: bool = False
 
     def materialization(
-        self, key: dg.AssetKey, written: pl.DataFrame, extra: Mapping[str, Any] | None = None
+        self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
+        """The table's materialization, handing the written rows to its IO manager (a plan
+        only to one that takes plans); the row sample is a head of the written rows and the
+        statistics one aggregation over them, streamed for a plan."""
+        written = split.written
         metadata: dict[str, Any] = {
-            "dagster/row_count": written.height,
-            COLUMN_SCHEMA_KEY: written_schema(self.declared, written),
+            "dagster/row_count": split.written_rows,
+            COLUMN_SCHEMA_KEY: written_schema(
+                self.declared, pl.DataFrame(schema=written.collect_schema())
+            ),
         }
         if self.row_sample:
-            metadata["dy_row_sample"] = table(written.head(self.row_sample), null="null")
+            head = written.head(self.row_sample)
+            sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
+            metadata["dy_row_sample"] = table(sample, null="null")
         if self.statistics:
             metadata["dy_statistics"] = table(column_statistics(written))
         metadata.update(extra or {})
-        return dg.MaterializeResult(asset_key=key, value=written, metadata=metadata)
+        value = (
+            written
+            if isinstance(written, pl.DataFrame) or self.takes_lazy
+            else written.collect(engine="streaming")
+        )
+        return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
 
 
 # ------------------------------------- messages ------------------------------------- #

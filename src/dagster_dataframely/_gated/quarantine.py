@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Generator, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, TypeAlias
+from typing import TYPE_CHECKING, Any, TypeAlias, overload
 
 import dagster as dg
 import dataframely as dy
@@ -29,16 +29,18 @@ from .._engine.catalogue import Rule, rules
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from ..errors import QuarantineKeyCollisionError, QuarantineLayoutError
-from ..io import parquet_path, write_frame
+from ..io import parquet_path, takes_lazy_frames, write_frame
 
 if TYPE_CHECKING:  # universal-pathlib loads fsspec: imported when a path is first built
     from upath import UPath
 
 #: Writes a quarantine frame and returns its address (a path, a table name, ...).
 QuarantineWriter: TypeAlias = Callable[[pl.DataFrame], str]
-#: Writes a quarantine frame within the step's events: yields the quarantine's materialization
-#: when it is a declared output of the step, and returns the address.
-QuarantineStep: TypeAlias = Callable[[pl.DataFrame], Generator[dg.MaterializeResult, None, str]]
+#: Writes a quarantine frame (or plan) within the step's events: yields the quarantine's
+#: materialization when it is a declared output of the step, and returns the address.
+QuarantineStep: TypeAlias = Callable[
+    [pl.DataFrame | pl.LazyFrame], Generator[dg.MaterializeResult, None, str]
+]
 
 QUARANTINE_SUFFIX = "_quarantine"
 _STATUS = {True: "valid", False: "invalid", None: "unknown"}
@@ -84,12 +86,20 @@ def quarantine_frame(schema: SchemaLike, failure: dy.FailureInfo) -> pl.DataFram
     return flagged_quarantine(dy_schema, flags, rules(dy_schema))
 
 
+@overload
 def flagged_quarantine(
     schema: type[dy.Schema], flags: pl.DataFrame, catalogue: Sequence[Rule]
-) -> pl.DataFrame:
+) -> pl.DataFrame: ...
+@overload
+def flagged_quarantine(
+    schema: type[dy.Schema], flags: pl.DataFrame | pl.LazyFrame, catalogue: Sequence[Rule]
+) -> pl.DataFrame | pl.LazyFrame: ...
+def flagged_quarantine(
+    schema: type[dy.Schema], flags: pl.DataFrame | pl.LazyFrame, catalogue: Sequence[Rule]
+) -> pl.DataFrame | pl.LazyFrame:
     """The quarantine frame of invalid rows that carry one Boolean column per rule, named by
     its check name (`False` fails). A rule without a column passed on every row."""
-    present = set(flags.columns)
+    present = set(flags.collect_schema().names())
     return flags.select(
         *schema.column_names(),
         *(
@@ -150,7 +160,7 @@ def declared_quarantine(
     manager logged, else the key.
     """
 
-    def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
+    def write(frame: pl.DataFrame | pl.LazyFrame) -> Generator[dg.MaterializeResult, None, str]:
         stored = _store(context, table_key, frame, key, output_name=quarantine_output(key))
         if stored.key in context.selected_asset_keys:
             yield dg.MaterializeResult(asset_key=stored.key, metadata=stored.metadata)
@@ -162,11 +172,12 @@ def declared_quarantine(
 
 
 def writing(writer: QuarantineWriter) -> QuarantineStep:
-    """`writer` as a step that yields nothing: it writes and returns the address."""
+    """`writer` as a step that yields nothing: it writes and returns the address. A writer
+    takes a `pl.DataFrame`, so a plan is collected for it (the quarantine's rows only)."""
 
-    def write(frame: pl.DataFrame) -> Generator[dg.MaterializeResult, None, str]:
+    def write(frame: pl.DataFrame | pl.LazyFrame) -> Generator[dg.MaterializeResult, None, str]:
         yield from ()
-        return writer(frame)
+        return writer(frame if isinstance(frame, pl.DataFrame) else frame.collect())
 
     return write
 
@@ -241,15 +252,15 @@ def _check_layout(
     context: step_internals.Context,
     table_key: dg.AssetKey,
     key: dg.AssetKey,
-    frame: pl.DataFrame,
+    columns: tuple[str, ...],
     output_name: str | None,
 ) -> None:
     """Raise `QuarantineLayoutError` when the database table stored for the quarantine of
-    `table_key` (as `key`) has other columns than `frame` (its IO manager would delete the
-    stored rows, then fail on the insert)."""
+    `table_key` (as `key`) has other `columns` than the quarantine (its IO manager would
+    delete the stored rows, then fail on the insert)."""
     stored = step_internals.stored_table(context, key, table_key=table_key, output_name=output_name)
-    if stored is not None and stored.columns != tuple(frame.columns):
-        raise _layout_error(table_key, stored, tuple(frame.columns))
+    if stored is not None and stored.columns != columns:
+        raise _layout_error(table_key, stored, columns)
 
 
 @dataclass(frozen=True)
@@ -274,7 +285,7 @@ class _Stored:
 def _store(
     context: step_internals.Context,
     table_key: dg.AssetKey,
-    frame: pl.DataFrame,
+    frame: pl.DataFrame | pl.LazyFrame,
     key: dg.AssetKey | None = None,
     *,
     output_name: str | None = None,
@@ -282,22 +293,44 @@ def _store(
     """Write the quarantine of `table_key` as `key` (default `<name>_quarantine`) through the
     step's IO manager, after the layout check; what the IO manager logged, with the row
     count and the table's key. `output_name` is the step's output of the quarantine, when the
-    op declares one."""
+    op declares one. A plan (`pl.LazyFrame`) goes to an IO manager that takes plans as it is,
+    to stream it; any other IO manager gets it collected."""
     key = key or quarantine_key(table_key)
     partition = context.partition_key if context.has_partition_key else None
-    _check_layout(context, table_key, key, frame, output_name)
+    layout = pl.DataFrame(schema=frame.collect_schema())  # the columns, no rows
+    _check_layout(context, table_key, key, tuple(layout.columns), output_name)
+    handed: list[pl.DataFrame | pl.LazyFrame] = []
+
+    def fit(io_manager: Any, value: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame | pl.LazyFrame:
+        if isinstance(value, pl.LazyFrame) and not takes_lazy_frames(io_manager):
+            value = value.collect(engine="streaming")
+        handed.append(value)
+        return value
+
     logged = step_internals.write_as(
-        context, key, frame, table_key=table_key, output_name=output_name
+        context, key, frame, table_key=table_key, output_name=output_name, fit=fit
     )
     address = _address(logged, key, partition)
     metadata = {
         **logged,
-        "dagster/row_count": frame.height,
-        COLUMN_SCHEMA_KEY: written_schema(_declared_columns(context, key), frame),
+        "dagster/row_count": _row_count(handed[0], logged),
+        COLUMN_SCHEMA_KEY: written_schema(_declared_columns(context, key), layout),
         "dy_quarantine": address,
         "dy_quarantine_of": table_key.to_user_string(),
     }
     return _Stored(key, partition, address, metadata)
+
+
+def _row_count(written: pl.DataFrame | pl.LazyFrame, logged: dict[str, Any]) -> int:
+    """The rows written: a frame's height; for a plan, what the IO manager logged, else a
+    count over the plan (one more pass, for an IO manager that streams but counts nothing)."""
+    if isinstance(written, pl.DataFrame):
+        return written.height
+    count = logged.get("dagster/row_count")
+    count = getattr(count, "value", count)
+    if isinstance(count, int):
+        return count
+    return int(written.select(pl.len()).collect(engine="streaming").item())
 
 
 def _declared_columns(context: step_internals.Context, key: dg.AssetKey) -> dg.TableSchema | None:

@@ -1,0 +1,179 @@
+"""What `dd.asset(Schema, quarantine=True)` costs on a `pl.scan_parquet` LazyFrame, beside a
+plain asset returning the same scan and beside Dataframely's own `Schema.filter` by hand.
+
+Usage: `python benchmarks/gate_streaming.py [--rows 10000000 30000000] [--repeat 3]
+[--before /work/main/src] [--key] [--dir DIR]`
+
+Per size, writes a parquet file of 5 narrow columns in which about 1% of the rows break a
+rule (`amount < 0`), then measures each variant in a fresh process (round-robin, the median
+of `--repeat`): CPU seconds (user + system) and peak RSS (imports included). Variants:
+
+- `plain @dg.asset`: returns the scan; `dd.ParquetIOManager` streams it to parquet;
+- `Schema.filter + sink_parquet`: Dataframely's lazy filter, the valid rows and the failure
+  info each written with `sink_parquet`, no Dagster;
+- `dd.asset, quarantine`: `@dd.asset(Schema, quarantine=True)` returning the scan, both the
+  table and its quarantine stored by `dd.ParquetIOManager`; once more with
+  `statistics=False`, which shows what the statistics pass costs;
+- `plain + dd.schema_checks`: the plain asset and the sidecar checking what it wrote, in one
+  run (validation without a gate; with `--key` the sidecar's memory for the same key);
+- with `--before DIR`, the same `dd.asset` run with the package's sources from `DIR` first on
+  the path (e.g. the main branch), to show before and after side by side.
+
+With `--key`, the schema's `id` column is its primary key (memory then grows with the number
+of distinct keys, in the gate as in the sidecar and Dataframely). Targets (issue 23): the gate
+at most 1.3x the plain asset's peak RSS and 1.4x its CPU, flat from the smallest size to the
+largest within 1.1x.
+"""
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from pathlib import Path
+
+from _measure import child_figures, dispatch, interleaved, load_average, measured
+
+FAILING_EVERY = 100  # one row in a hundred breaks `amount|min`
+
+
+def make_source(rows: int, path: Path) -> None:
+    """`rows` rows of 5 narrow columns, written in one streaming pass."""
+    import polars as pl
+
+    i = pl.int_range(rows, dtype=pl.Int64)
+    pl.LazyFrame().select(id=i).select(
+        "id",
+        amount=pl.when(pl.col("id") % FAILING_EVERY == 7)
+        .then(-1.0)
+        .otherwise((pl.col("id") % 997).cast(pl.Float64)),
+        quantity=(pl.col("id") % 50 + 1).cast(pl.Int32),
+        sku=pl.format("SKU-{}", pl.col("id") % 1_000),
+        shipped=pl.col("id") % 3 == 0,
+    ).sink_parquet(path)
+
+
+def schema(key: bool) -> type:
+    import dataframely as dy
+
+    class Lines(dy.Schema):
+        """A narrow order line."""
+
+        id = dy.Int64(primary_key=key)
+        amount = dy.Float64(min=0)
+        quantity = dy.Int32(min=1, max=1_000)
+        sku = dy.String(max_length=12)
+        shipped = dy.Bool()
+
+    return Lines
+
+
+def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]:
+    import dagster as dg
+    import polars as pl
+
+    import dagster_dataframely as dd
+
+    Lines = schema(key == "key")
+    shutil.rmtree(store, ignore_errors=True)
+    io = dd.ParquetIOManager(base_dir=store)
+    if variant == "dataframely":
+        with measured() as figures:
+            good, failure = Lines.filter(pl.scan_parquet(source))
+            os.makedirs(store)
+            good.sink_parquet(os.path.join(store, "lines.parquet"))
+            failure.sink_parquet(os.path.join(store, "lines_failure.parquet"))
+        return figures
+
+    @dg.asset(name="lines")
+    def plain() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
+
+    @dd.asset(Lines, quarantine=True, name="lines", statistics=variant != "gated-nostats")
+    def gated() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
+
+    assets: list = [plain] if variant == "plain" else [gated]
+    if variant == "sidecar":
+        assets = [plain, dd.schema_checks(Lines, asset="lines", blocking=False)]
+    with measured() as figures:
+        result = dg.materialize(assets, resources={"io_manager": io})
+    assert result.success
+    return figures
+
+
+VARIANTS = {
+    "plain @dg.asset": "plain",
+    "Schema.filter + sink_parquet": "dataframely",
+    "dd.asset, quarantine": "gated",
+    "dd.asset, quarantine, statistics=False": "gated-nostats",
+    "plain + dd.schema_checks": "sidecar",
+}
+
+
+def main(args: argparse.Namespace) -> None:
+    here = str(Path(__file__).resolve())
+    root = Path(args.dir or tempfile.mkdtemp(prefix="gate-streaming-"))
+    root.mkdir(parents=True, exist_ok=True)
+    variants = dict(VARIANTS)
+    envs: dict[str, dict[str, str] | None] = dict.fromkeys(variants)
+    if args.before:
+        variants["dd.asset, quarantine (before)"] = "gated"
+        envs["dd.asset, quarantine (before)"] = {**os.environ, "PYTHONPATH": args.before}
+    key = "key" if args.key else "nokey"
+    print(f"load average {load_average()}; primary key: {args.key}", flush=True)
+    peaks: dict[str, list[float]] = {name: [] for name in variants}
+    try:
+        for rows in args.rows:
+            source = root / f"source-{rows}.parquet"
+            if not source.exists():
+                make_source(rows, source)
+            found = interleaved(
+                variants,
+                args.repeat,
+                lambda name, rows=rows, source=source: child_figures(
+                    here,
+                    variants[name],
+                    str(source),
+                    str(root / "store"),
+                    key,
+                    label=f"{name} at {rows:,} rows",
+                    env=envs[name],
+                ),
+                pick=_median,
+            )
+            plain = found["plain @dg.asset"]
+            print(f"\n{rows:,} rows ({source.stat().st_size / 2**20:.0f} MB of parquet)")
+            print(f"{'variant':40} {'CPU s':>7} {'x plain':>8} {'peak MB':>8} {'x plain':>8}")
+            for name, figures in found.items():
+                peaks[name].append(figures["peak_mb"])
+                print(
+                    f"{name:40} {figures['cpu_seconds']:7.1f} "
+                    f"{figures['cpu_seconds'] / plain['cpu_seconds']:8.2f} "
+                    f"{figures['peak_mb']:8.0f} {figures['peak_mb'] / plain['peak_mb']:8.2f}",
+                    flush=True,
+                )
+        if len(args.rows) > 1:
+            print(f"\npeak RSS, largest size over smallest ({args.rows[-1]:,} / {args.rows[0]:,})")
+            for name, found_peaks in peaks.items():
+                print(f"{name:40} {found_peaks[-1] / found_peaks[0]:8.2f}")
+    finally:
+        if not args.dir:
+            shutil.rmtree(root, ignore_errors=True)
+    print(f"\nload average {load_average()}")
+
+
+def _median(values: list[float]) -> float:
+    ordered = sorted(values)
+    return ordered[len(ordered) // 2]
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", help="sources of the package to compare with (a src dir)")
+    parser.add_argument("--key", action="store_true", help="make `id` the primary key")
+    parser.add_argument("--dir", help="keep sources here (default: a temporary directory)")
+    dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE", "KEY"))

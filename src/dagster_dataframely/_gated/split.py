@@ -1,0 +1,109 @@
+"""The split of a validated frame: the rows written to the table, the rows held back.
+
+Written: the valid rows, then the rows failing only `"warn"` rules, in the schema's columns.
+Held back (the quarantine's rows): the rows failing an `"error"` rule, with one Boolean column
+per failing rule. Only the rules that failed somewhere are looked at again.
+
+An eager frame is split in memory (`split_eagerly`). A `LazyFrame` is split as plans
+(`split_lazily`): the two sides stay lazy, for the IO managers to stream with sinks. Their
+counts follow from the evaluator's per-rule counts when no `"error"` rule failed or one rule
+failed alone; otherwise from one streaming aggregation over the failing rules' flags, whose
+state is one row per combination of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from .._engine.catalogue import Rule
+from .._engine.evaluate import Evaluation, rule_columns
+
+_ROWS = "rows"
+
+
+@dataclass(frozen=True)
+class Split:
+    #: valid rows, then rows failing only `"warn"` rules; the schema's columns
+    written: pl.DataFrame | pl.LazyFrame
+    #: rows failing an `"error"` rule, with a Boolean column per failing rule
+    invalid: pl.DataFrame | pl.LazyFrame
+    written_rows: int
+    invalid_rows: int
+    #: the flags of the failing rules, one row per combination, its row count in `rows`
+    combinations: pl.DataFrame
+
+
+def split_eagerly(rows: pl.DataFrame, failing: Sequence[Rule]) -> Split:
+    """Split `rows` in memory; an all-valid frame is not copied."""
+    if not failing:
+        return Split(rows, rows.clear(), rows.height, 0, pl.DataFrame({_ROWS: []}))
+    flags = rule_columns(rows.lazy(), failing).collect()
+    error_free, warn_free = _verdicts(failing)
+    columns = rows.columns
+    valid = flags.filter(error_free & warn_free).select(columns)
+    warned = flags.filter(error_free & ~warn_free).select(columns)
+    written = pl.concat([valid, warned]) if warned.height else valid
+    invalid = flags.filter(~error_free)
+    combinations = invalid.group_by([r.check_name for r in failing]).agg(pl.len().alias(_ROWS))
+    return Split(written, invalid, written.height, invalid.height, combinations)
+
+
+def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[Rule]) -> Split:
+    """Split the plan `rows`, which `evaluation` counted, without collecting it: the sides
+    are plans over `rows`, each to be run once by a sink."""
+    names = [rule.check_name for rule in failing]
+    errors = [rule for rule in failing if rule.severity == "error"]
+    if errors and len(failing) > 1:  # rows may break several rules: count the combinations
+        flags = rule_columns(rows, failing)
+        every = flags.group_by(names).agg(pl.len().alias(_ROWS)).collect(engine="streaming")
+        error_free, warn_free = _verdicts(failing)
+        held = every.filter(~error_free)
+        warned = bool(every.filter(error_free & ~warn_free).height)
+    else:  # none of the rows is held back, or those failing the one rule are
+        held = pl.DataFrame(
+            {**{name: [False] for name in names}, _ROWS: [evaluation.failed[errors[0].name]]}
+            if errors
+            else {**{name: [] for name in names}, _ROWS: []},
+            schema={**dict.fromkeys(names, pl.Boolean), _ROWS: pl.UInt32},
+        ).filter(pl.col(_ROWS) > 0)
+        warned = not errors and any(evaluation.failed[rule.name] for rule in failing)
+    invalid_rows = int(held[_ROWS].sum())
+    written_rows = evaluation.row_count - invalid_rows
+    if not failing:
+        return Split(rows, rows.limit(0), written_rows, 0, held)
+    flags = rule_columns(rows, failing)
+    error_free, warn_free = _verdicts(failing)
+    columns = rows.collect_schema().names()
+    valid = flags.filter(error_free & warn_free).select(columns)
+    written = (
+        pl.concat([valid, flags.filter(error_free & ~warn_free).select(columns)])
+        if warned
+        else valid
+    )
+    return Split(written, flags.filter(~error_free), written_rows, invalid_rows, held)
+
+
+def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
+    """Which rules the invalid rows broke together: one row per combination with its row
+    count, biggest first, ties in the order of the rule names."""
+    broken = [
+        (", ".join(r.name for r in failing if group[r.check_name] is False), group[_ROWS])
+        for group in combinations.iter_rows(named=True)
+    ]
+    frame = pl.DataFrame(broken, schema={"rules": pl.String, "rows": pl.Int64}, orient="row")
+    return frame.sort(["rows", "rules"], descending=[True, False])
+
+
+def _verdicts(failing: Sequence[Rule]) -> tuple[pl.Expr, pl.Expr]:
+    """Whether a row passed every failing `"error"` rule, and every failing `"warn"` rule."""
+    return (
+        _all([r.check_name for r in failing if r.severity == "error"]),
+        _all([r.check_name for r in failing if r.severity == "warn"]),
+    )
+
+
+def _all(names: list[str]) -> pl.Expr:
+    return pl.all_horizontal(names) if names else pl.lit(True)

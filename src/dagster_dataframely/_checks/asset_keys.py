@@ -11,7 +11,7 @@ Dagster's own `AssetKey.from_coercible` reads a string as one part instead, whic
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TypeAlias
 
 import dagster as dg
@@ -75,6 +75,21 @@ def closest_keys(key: dg.AssetKey, known: Iterable[dg.AssetKey], *, count: int =
     mean" in an error."""
     names = sorted({candidate.to_user_string() for candidate in known})
     return difflib.get_close_matches(key.to_user_string(), names, n=count, cutoff=0.5)
+
+
+def undeclared_message(key: dg.AssetKey, declared: Collection[dg.AssetKey]) -> str:
+    """What is wrong with `dd.schema_checks` on `key` when the code location declares only
+    `declared`, and the fix."""
+    closest = closest_keys(key, declared)
+    hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
+    return (
+        f"dd.schema_checks(asset={key.to_user_string()!r}) checks an asset that no "
+        f"definition of this code location declares (it declares {len(declared)} asset(s)); "
+        f"Dagster would show it as a stub asset that nothing materializes.{hint} Fix the key "
+        "(a key with a prefix is written 'prefix/name'), pass the asset's definition itself "
+        "(asset=<the @dg.asset>), or declare the table with dg.AssetSpec(key) when another tool "
+        "makes it."
+    )
 
 
 def listed_keys(keys: Iterable[dg.AssetKey], *, limit: int = 50) -> str:

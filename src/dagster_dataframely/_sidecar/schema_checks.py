@@ -15,8 +15,8 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import dagster as dg
 
-from .._checks import step_internals
-from .._checks.asset_keys import AssetKeyLike, closest_keys, parse_asset_key
+from .._checks.asset_keys import AssetKeyLike, parse_asset_key
+from .._checks.graph_internals import guard
 from .._checks.results import schema_results
 from .._checks.specs import check_specs
 from .._engine.evaluate import as_lazy
@@ -25,7 +25,7 @@ from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
-from ..errors import ColumnSchemaError, UnknownAssetError
+from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -51,11 +51,10 @@ def schema_checks(
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
     `asset` is the asset's definition (its `@dg.asset`, or the `dg.AssetSpec` of a table
-    another tool makes), its `AssetKey`, or its user string (`"raw/orders"`). A key that the
-    code location does not declare (a typo, for which Dagster adds a stub asset that nothing
-    materializes, and whose checks no run of the real asset selects) fails every run of the
-    checks with `UnknownAssetError` and the closest declared keys: Dagster shows a standalone
-    check nothing of the Definitions before a run.
+    another tool makes), the spelling a typo cannot break, or its `AssetKey` or user string
+    (`"raw/orders"`). A key that the code location does not declare (a typo, for which Dagster
+    would add a stub asset that nothing materializes) fails the code location's load, and so
+    `dagster definitions validate`, with `UnknownAssetError` and the closest declared keys.
 
     One step (named `<key parts joined by __>__dy_checks` unless `name` is given, so two assets
     sharing a schema never clash) loads the asset through its IO manager, as a `pl.LazyFrame`
@@ -79,7 +78,7 @@ def schema_checks(
         ```python
         defs = dg.Definitions(
             assets=[orders],
-            asset_checks=[dd.schema_checks(Orders, asset="orders", warn=["note"])],
+            asset_checks=[dd.schema_checks(Orders, asset=orders, warn=["note"])],
         )
         ```
     """
@@ -114,7 +113,6 @@ def schema_checks(
         selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
-        _refuse_undeclared(context, key)
         with reading(key, reader), reader.open_table(context, key) as table:
             outcome = schema_results(
                 dy_schema,
@@ -134,7 +132,7 @@ def schema_checks(
                 yield result
         _warn_if_empty(context, key, reader, reported)
 
-    return _checks
+    return guard(_checks)
 
 
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
@@ -143,24 +141,6 @@ def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
     if isinstance(asset, (dg.AssetSpec, dg.AssetsDefinition)):
         return asset.partitions_def
     return None
-
-
-def _refuse_undeclared(context: dg.AssetCheckExecutionContext, key: dg.AssetKey) -> None:
-    """Raise `UnknownAssetError` when no definition of the code location declares `key`: the
-    checks of a stub asset would read a table nothing writes, and check nothing."""
-    declared = step_internals.declared_keys(context.op_execution_context)
-    if declared is None or key in declared:
-        return
-    closest = closest_keys(key, declared)
-    hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
-    raise UnknownAssetError(
-        f"dd.schema_checks(asset={key.to_user_string()!r}) checks an asset that no "
-        f"definition of this code location declares (it declares {len(declared)} asset(s)); "
-        f"Dagster shows it as a stub asset that nothing materializes.{hint} Fix the key (a key "
-        "with a prefix is written 'prefix/name'), pass the asset's definition itself "
-        "(asset=<the @dg.asset>), or declare the table with dg.AssetSpec(key) when another tool "
-        "makes it."
-    )
 
 
 def with_not_evaluated(

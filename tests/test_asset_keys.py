@@ -152,7 +152,7 @@ def test_a_sidecar_on_a_misspelled_key_fails_the_definitions_with_the_closest_ke
     message = str(refused.value)
     assert "dd.schema_checks(asset='raw/order')" in message
     assert "Closest declared keys: raw/orders." in message
-    assert "pass the asset's definition itself" in message
+    assert "pass the asset's definition itself (its @dg.asset or dg.AssetSpec)" in message
 
 
 def test_a_dependency_nothing_declares_stays_a_stub_for_other_code() -> None:

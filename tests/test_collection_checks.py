@@ -28,6 +28,7 @@ import dagster_dataframely as dd
 from dagster_dataframely.errors import (
     CollectionMemberError,
     InvalidSeverityError,
+    UnknownAssetError,
     UnsupportedSchemaError,
 )
 from dagster_dataframely.io import ParquetIOManager
@@ -143,6 +144,18 @@ def test_unknown_and_missing_members_are_refused_with_the_members_listed() -> No
     assert "not members of the collection: order_lines" in message
     assert "required members missing: customers, lines" in message
     assert "The collection's members are customers, orders, lines" in message
+
+
+def test_a_member_on_a_key_nothing_declares_fails_the_definitions() -> None:
+    checks = dd.collection_checks(Shop, members={**MEMBERS, "lines": "order_line"})
+    defs = dg.Definitions(assets=_shop_assets(shop_frames()), asset_checks=[checks])
+
+    with pytest.raises(UnknownAssetError) as raised:
+        dg.Definitions.validate_loadable(defs)
+
+    message = str(raised.value)
+    assert message.startswith("dd.collection_checks(Shop, members={...: 'order_line'}) checks")
+    assert "Closest declared keys: order_lines, orders." in message
 
 
 def test_an_optional_member_may_be_left_out(tmp_path: Path) -> None:

@@ -28,15 +28,17 @@ from .asset_keys import undeclared_message
 
 _Resolve = Callable[[list[dg.AssetsDefinition]], list[dg.AssetsDefinition]]
 
-#: The ops of this package's checks (the op survives Dagster's copies of a definition).
-_GUARDED: weakref.WeakSet[object] = weakref.WeakSet()
+#: The ops of this package's checks (the op survives Dagster's copies of a definition), each
+#: with the call that made them, `{key}` where the key goes.
+_GUARDED: weakref.WeakKeyDictionary[object, str] = weakref.WeakKeyDictionary()
 _MARK = "__dagster_dataframely_guard__"
 
 
-def guard(checks: dg.AssetChecksDefinition) -> dg.AssetChecksDefinition:
-    """`checks`, refused at code-location load when a key they check is not declared."""
+def guard(checks: dg.AssetChecksDefinition, *, by: str) -> dg.AssetChecksDefinition:
+    """`checks`, refused at code-location load when a key they check is not declared; `by`
+    is the call that made them, for the error (`"dd.schema_checks(asset={key})"`)."""
     _install()
-    _GUARDED.add(checks.node_def)
+    _GUARDED[checks.node_def] = by
     return checks
 
 
@@ -61,9 +63,8 @@ def _install() -> None:
 def _refuse(assets_defs: Sequence[dg.AssetsDefinition], stubs: set[dg.AssetKey]) -> None:
     """Raise for the first guarded check whose key is one of `stubs`."""
     for assets_def in assets_defs:
-        if not assets_def.is_executable or assets_def.node_def not in _GUARDED:
-            continue
+        by = _GUARDED.get(assets_def.node_def) if assets_def.is_executable else None
         for spec in assets_def.check_specs:
-            if spec.asset_key in stubs:
+            if by is not None and spec.asset_key in stubs:
                 declared = {key for item in assets_defs for key in item.keys}
-                raise UnknownAssetError(undeclared_message(spec.asset_key, declared))
+                raise UnknownAssetError(undeclared_message(spec.asset_key, declared, by=by))

@@ -18,6 +18,7 @@ import dagster as dg
 import dataframely as dy
 
 from .._checks.asset_keys import parse_asset_key
+from .._checks.graph_internals import guard
 from .._checks.specs import check_spec, check_specs
 from .._engine.catalogue import Rule
 from .._engine.naming import dagster_name
@@ -137,7 +138,9 @@ def collection_checks(
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
 
-    return _checks
+    return guard(
+        _checks, by=f"dd.collection_checks({collection.__name__}, members={{{{...: {{key}}}}}})"
+    )
 
 
 def _opened(

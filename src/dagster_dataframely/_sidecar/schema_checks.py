@@ -132,7 +132,7 @@ def schema_checks(
                 yield result
         _warn_if_empty(context, key, reader, reported)
 
-    return guard(_checks)
+    return guard(_checks, by="dd.schema_checks(asset={key})")
 
 
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:

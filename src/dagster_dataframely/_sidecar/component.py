@@ -42,6 +42,7 @@ from .component_entries import (
     Granularity,
     SchemaCheck,
     SchemaRules,
+    entries_listed,
     quiet_model,
     schema_at,
 )
@@ -107,7 +108,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return quiet_model(super().model)
+        return entries_listed(quiet_model(super().model), "checks", "collections")
 
     @classmethod
     def get_spec(cls) -> dg.ComponentTypeSpec:

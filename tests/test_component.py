@@ -267,6 +267,29 @@ def test_checks_take_the_partitions_of_the_asset_and_evaluate_the_runs_partition
     assert failing["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
 
 
+def test_checks_job_runs_the_files_checks_of_one_partition_alone(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    _declare(sandbox, DAILY)
+    entries = {"checks": [{"asset": "daily_orders", "schema": ORDERS}], "checks_job": "quality"}
+    scaffold_checks(sandbox, entries)
+    storage = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        (asset,) = defs.assets or []
+        dg.materialize([asset], partition_key="2024-05-02", resources=storage)
+        job = dg.Definitions.merge(defs, dg.Definitions(resources=storage)).resolve_job_def(
+            "quality"
+        )
+        result = job.execute_in_process(partition_key="2024-05-02", raise_on_error=False)
+
+    assert result.get_asset_materialization_events() == []
+    failing = {e.check_name: e for e in evaluations(result).values() if not e.passed}
+    assert failing["dy_rule__primary_key"].partition == "2024-05-02"
+    assert failing["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
+
+
 def test_an_entry_declares_its_partitions_in_yaml(
     sandbox: DefsFolderSandbox, tmp_path: Path
 ) -> None:

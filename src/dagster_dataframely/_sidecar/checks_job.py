@@ -12,11 +12,16 @@ for the checks of a partitioned table another tool writes.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 
 from ..errors import ChecksJobError
+
+if TYPE_CHECKING:  # what `dg.define_asset_job` returns; Dagster exports no name for it
+    from dagster._core.definitions.unresolved_asset_job_definition import (
+        UnresolvedAssetJobDefinition,
+    )
 
 
 def checks_job(
@@ -24,7 +29,7 @@ def checks_job(
     name: str,
     description: str | None = None,
     tags: Mapping[str, str] | None = None,
-) -> dg.UnresolvedAssetJobDefinition:
+) -> UnresolvedAssetJobDefinition:
     """A job that runs `checks` (what `dd.schema_checks`, `dd.collection_checks` return)
     and nothing else.
 

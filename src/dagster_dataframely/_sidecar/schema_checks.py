@@ -10,6 +10,7 @@ here, so the names Dagster matches always agree.
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
@@ -127,7 +128,7 @@ def schema_checks(
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.
             ours = (result for result in outcome if result.check_name in names)
-            for result in with_not_evaluated(ours, selected):
+            for result in stopping_at_mismatch(ours, selected, context.log):
                 reported.append(result)
                 yield result
         _warn_if_empty(context, key, reader, reported)
@@ -143,37 +144,37 @@ def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
     return None
 
 
-def with_not_evaluated(
+def stopping_at_mismatch(
     results: Iterable[dg.AssetCheckResult],
     selected: Collection[dg.AssetCheckKey],
+    log: logging.Logger | dg.DagsterLogManager,
     *,
     consequence: str = "no rule is reported on this table",
 ) -> Iterator[dg.AssetCheckResult]:
-    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), then a result for
-    each check of `selected` not reported yet, saying it was not evaluated: `WARN`,
-    `dy_evaluated: false` and the reason, so it does not read as a failed rule (the failing,
-    blocking `dy_schema__columns` is what stops the run), and the error again."""
+    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), one warning that
+    names the checks of `selected` not reported, and the error again.
+
+    One problem, one failure: the failing, blocking `dy_schema__columns` is what stops the run,
+    and the checks it left unevaluated get no result, as in a gated asset's run (Dagster shows
+    them as not executed), rather than one more failure each.
+    """
     reported: set[tuple[dg.AssetKey | None, str | None]] = set()
     try:
         for result in results:
             reported.add((result.asset_key, result.check_name))
             yield result
     except ColumnSchemaError as error:
-        columns = ", ".join(list(error.mismatches)[:10])
-        reason = (
-            f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
-            f"missing, of another dtype or with values not cast: {columns}), so {consequence}."
+        skipped = sorted(
+            key.to_user_string() for key in selected if (key.asset_key, key.name) not in reported
         )
-        for key in sorted(selected, key=lambda k: k.to_user_string()):
-            if (key.asset_key, key.name) not in reported:
-                yield dg.AssetCheckResult(
-                    check_name=key.name,
-                    asset_key=key.asset_key,
-                    passed=False,
-                    severity=dg.AssetCheckSeverity.WARN,
-                    description=reason,
-                    metadata={"dy_evaluated": False, "dy_not_evaluated": reason},
-                )
+        if skipped:
+            columns = ", ".join(list(error.mismatches)[:10])
+            shown = ", ".join(skipped[:20]) + (" and more" if len(skipped) > 20 else "")
+            log.warning(
+                f"{len(skipped)} check(s) not evaluated: {COLUMN_SCHEMA_CHECK} failed "
+                f"({len(error.mismatches)} column(s) missing, of another dtype or with values not "
+                f"cast: {columns}), so {consequence}. Not evaluated: {shown}."
+            )
         raise
 
 

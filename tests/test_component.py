@@ -180,6 +180,29 @@ def test_an_entry_naming_an_undeclared_asset_fails_with_the_closest_keys(
     assert "assets_outside_defs: true" in message
 
 
+def test_assets_a_definitions_function_hides_are_named_with_the_reason(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    """Dagster loads only what a module's `@dg.definitions` function returns: the assets
+    beside it are in no Definitions, and the entry says why it sees 0 assets."""
+    beside = (
+        ASSETS
+        + "\n\n@dg.definitions\ndef resources() -> dg.Definitions:\n    return dg.Definitions()\n"
+    )
+    _declare(sandbox, beside)
+    scaffold_checks(sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]})
+
+    error = load_error(sandbox)
+
+    assert isinstance(error, dd.errors.UnknownAssetError)
+    message = str(error)
+    assert "which declares 0 asset(s)" in message
+    assert (
+        "assets.py define(s) a @dg.definitions function beside assets: from such a module "
+        "Dagster loads only what that function returns" in message
+    )
+
+
 def test_a_source_asset_is_refused_as_with_schemas_refuses_it(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox, 'import dagster as dg\n\nledger = dg.SourceAsset("ledger")\n')
     scaffold_checks(sandbox, {"checks": [{"asset": "ledger", "schema": ORDERS}]})

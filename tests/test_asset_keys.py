@@ -6,7 +6,6 @@ a step name drops."""
 from __future__ import annotations
 
 import os
-import re
 import subprocess
 import sys
 import textwrap
@@ -21,7 +20,7 @@ from support import evaluations, failed, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
-from dagster_dataframely.errors import InvalidAssetKeyError
+from dagster_dataframely.errors import InvalidAssetKeyError, UnknownAssetError
 from dagster_dataframely.wiring import quarantine_path
 
 RAW_ORDERS = dg.AssetKey(["raw", "orders"])
@@ -137,23 +136,40 @@ def _read_orders(_context: dg.AssetCheckExecutionContext) -> pl.DataFrame:
     return storefront_orders()
 
 
-def test_a_sidecar_on_a_misspelled_key_fails_its_run_with_the_closest_keys(
+def test_a_sidecar_on_a_misspelled_key_fails_the_definitions_with_the_closest_keys(
     tmp_path: Path,
 ) -> None:
     checks = dd.schema_checks(OrdersSchema, asset="raw/order", source=_read_orders)
-    assets = [_stored(["raw", "orders"], defective_orders()), checks]
+    defs = dg.Definitions(assets=[_stored(["raw", "orders"], defective_orders())])
 
-    result = _run_selected(assets, tmp_path, CHECKS_ONLY)
+    with pytest.raises(UnknownAssetError) as refused:
+        dg.Definitions.validate_loadable(
+            dg.Definitions.merge(defs, dg.Definitions(asset_checks=[checks]))
+        )
+    with pytest.raises(UnknownAssetError):
+        _run_selected([*(defs.assets or []), checks], tmp_path, CHECKS_ONLY)
 
-    assert not result.success
-    assert result.get_asset_check_evaluations() == []
-    (failure,) = result.get_step_failure_events()
-    error = failure.step_failure_data.error
-    assert error is not None and error.cause is not None
-    assert error.cause.cls_name == "UnknownAssetError"
-    assert "dd.schema_checks(asset='raw/order')" in error.cause.message
-    assert "Closest declared keys: raw/orders." in error.cause.message
-    assert "pass the asset's definition itself" in error.cause.message
+    message = str(refused.value)
+    assert "dd.schema_checks(asset='raw/order')" in message
+    assert "Closest declared keys: raw/orders." in message
+    assert "pass the asset's definition itself (its @dg.asset or dg.AssetSpec)" in message
+
+
+def test_a_dependency_nothing_declares_stays_a_stub_for_other_code() -> None:
+    """Only this package's checks are refused: Dagster's stub for a plain dependency (a table
+    upstream of everything) and for another library's check still load."""
+
+    @dg.asset(deps=["landing_zone"])
+    def orders() -> None: ...
+
+    @dg.asset_check(asset="ordres")
+    def hand_written() -> dg.AssetCheckResult:
+        return dg.AssetCheckResult(passed=True)
+
+    graph = dg.Definitions(assets=[orders], asset_checks=[hand_written]).resolve_asset_graph()
+
+    assert graph.get(dg.AssetKey("landing_zone")).assets_def.is_auto_created_stub
+    assert graph.get(dg.AssetKey("ordres")).assets_def.is_auto_created_stub
 
 
 @pytest.mark.parametrize("spelling", ["definition", "user string", "AssetKey", "parts"])
@@ -244,12 +260,11 @@ defs = dg.Definitions(
     asset_checks=[
         dd.schema_checks(OrdersSchema, asset=orders),
         dd.schema_checks(OrdersSchema, asset="raw/returns"),
-        dd.schema_checks(OrdersSchema, asset=external, source=read_orders),
-        dd.schema_checks(OrdersSchema, asset={typo!r}, source=read_orders),
+        dd.schema_checks(OrdersSchema, asset={payments}, source=read_orders),
     ],
     jobs=[
         dg.define_asset_job(
-            "quality", selection=dg.AssetSelection.checks_for_assets("payments", {typo!r})
+            "quality", selection=dg.AssetSelection.checks_for_assets("payments")
         )
     ],
     resources={{"io_manager": dd.ParquetIOManager(base_dir={warehouse!r})}},
@@ -268,28 +283,37 @@ def _dagster(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
     )
 
 
-def test_a_code_location_refuses_the_misspelled_key_and_keeps_the_declared_ones(
+def test_a_code_location_with_a_misspelled_key_fails_to_load_and_validate(
     tmp_path: Path,
 ) -> None:
-    """Through the `dagster` CLI: the location loads (Dagster shows a library's check nothing
-    of the Definitions at load), and a run of the checks fails on the typo alone, while the
-    checks of the external `AssetSpec` in the same run pass."""
+    """Through the `dagster` CLI, where teams look: `dagster definitions validate` fails on the
+    typo with the closest key, and so does loading the location for a run; with the key fixed
+    the same location validates and the checks of the external `AssetSpec` run and pass."""
     location = tmp_path / "location.py"
+    warehouse = str(tmp_path / "w")
     location.write_text(
-        textwrap.dedent(CODE_LOCATION).format(typo="payment", warehouse=str(tmp_path / "w"))
+        textwrap.dedent(CODE_LOCATION).format(payments="'payment'", warehouse=warehouse)
     )
 
     validated = _dagster(tmp_path, "definitions", "validate", "-f", str(location))
-    assert validated.returncode == 0, validated.stderr[-3000:]
-
-    ran = _dagster(tmp_path, "job", "execute", "-f", str(location), "-j", "quality")
-    output = ran.stdout + ran.stderr
-    assert ran.returncode != 0
+    output = validated.stdout + validated.stderr
+    assert validated.returncode != 0
     assert "UnknownAssetError: dd.schema_checks(asset='payment')" in output
     assert "Closest declared keys: payments." in output
-    assert set(re.findall(r" - (\w+) - STEP_FAILURE", output)) == {"payment__dy_checks"}
-    succeeded = set(re.findall(r" - (\w+) - STEP_SUCCESS", output))
-    assert succeeded == {"payments__dy_checks"}, output[-5000:]
+    ran = _dagster(tmp_path, "job", "execute", "-f", str(location), "-j", "quality")
+    assert ran.returncode != 0
+    assert "UnknownAssetError" in ran.stdout + ran.stderr
+
+    location.write_text(
+        textwrap.dedent(CODE_LOCATION).format(payments="external", warehouse=warehouse)
+    )
+    validated = _dagster(tmp_path, "definitions", "validate", "-f", str(location))
+    assert validated.returncode == 0, validated.stderr[-3000:]
+    ran = _dagster(tmp_path, "job", "execute", "-f", str(location), "-j", "quality")
+    output = ran.stdout + ran.stderr
+    assert ran.returncode == 0, output[-3000:]
+    assert "STEP_FAILURE" not in output
+    assert "payments__dy_checks - STEP_SUCCESS" in output
 
 
 # ------------------------------------- step names ------------------------------------- #

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import warnings
+
 import dataframely as dy
 import polars as pl
 import pytest
@@ -82,7 +84,7 @@ def test_nested_rules_are_described_through_their_inner_column() -> None:
     )
     assert catalogue["tags|max_length"].description == "length of tags <= 3"
     assert catalogue["where|inner_zip_regex"].description == r"where.zip matches /^\d{5}$/"
-    assert catalogue["unnamed|check"].description == "unnamed passes the custom check 'check'"
+    assert catalogue["unnamed|check"].description == "unnamed > 0"
 
 
 def test_warn_accepts_rule_and_column_names_and_adds_per_call() -> None:
@@ -154,6 +156,7 @@ EXPRESSIONS = [
     (pl.col("a") + 1) * 2 > 3,
     pl.struct("a", "b").is_unique(),
     pl.col("s").str.contains(r"^[A-Z]{2}\d$") | pl.col("s").is_null(),
+    pl.col("s").str.contains("line\nbreak\\d"),
 ]
 
 
@@ -168,5 +171,21 @@ def test_a_rules_expression_reads_as_the_polars_code_that_builds_it(expr: pl.Exp
 
     (rule,) = [r for r in rules(Schema) if r.name == "the_rule"]
     assert "dyn int" not in rule.expression and not rule.expression.startswith("[")
-    # The text is the code: evaluated, it builds the same expression.
-    assert str(eval(rule.expression, {"pl": pl})) == str(expr)
+    # The text is the code: pasted, it raises no SyntaxWarning and builds the same expression.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", SyntaxWarning)
+        pasted = compile(rule.expression, "<pasted>", "eval")
+    assert str(eval(pasted, {"pl": pl})) == str(expr)
+
+
+def test_a_custom_check_is_described_by_what_its_expression_tests() -> None:
+    class Custom(dy.Schema):
+        kind = dy.String(check=lambda c: c.is_in(["a", "b"]))
+        amount = dy.Int64(check={"positive": lambda c: c > 0})
+        code = dy.String(check={"pattern": lambda c: c.str.contains(r"^\d+$")})
+
+    catalogue = _by_name(Custom)
+
+    assert catalogue["kind|check"].description == 'kind in ["a", "b"]'
+    assert catalogue["amount|check__positive"].description == "amount > 0"
+    assert catalogue["code|check__pattern"].description == 'code.str.contains(r"^\d+$")'

@@ -88,7 +88,10 @@ class Project:
             **os.environ,
             "VIRTUAL_ENV": str(VENV),
             "PATH": f"{VENV / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONPATH": str(self.root / "src"),
+            # The project's modules, then the sources under test (when run from a checkout).
+            "PYTHONPATH": os.pathsep.join(
+                filter(None, [str(self.root / "src"), os.environ.get("PYTHONPATH")])
+            ),
             "SHOP_WAREHOUSE": str(self.root / "warehouse"),
             "NO_COLOR": "1",
         }
@@ -189,6 +192,35 @@ def test_dg_lists_scaffolds_and_validates_the_component(project: Project) -> Non
         f"{project.quality / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema)" in output
     )
     assert "'amount_max' is neither a rule nor a column of schema OrdersSchema" in output
+
+
+def test_dg_check_yaml_names_a_wrong_key_inside_an_entry_and_the_key_it_needs(
+    project: Project,
+) -> None:
+    project.configure(
+        """\
+        checks:
+          - asset: orders
+            schemas: dagster_dataframely.data:OrdersSchema
+        collections:
+          - collection: shop:Shop
+            member: {orders: orders}
+        """
+    )
+
+    checked = project.run("dg", "check", "yaml")
+
+    output = checked.stdout + checked.stderr
+    assert checked.returncode != 0, output
+    defs_yaml = project.quality / "defs.yaml"
+    assert (
+        f"{defs_yaml}:6 - {COMPONENT} attributes.checks.0.schemas Additional properties" in output
+    )
+    assert "('schemas' was unexpected)" in output
+    assert f"{defs_yaml}:5 - {COMPONENT} attributes.checks.0 'schema' is a required" in output
+    assert "attributes.collections.0.member Additional properties are not allowed" in output
+    assert "attributes.collections.0 'members' is a required property" in output
+    assert "is not valid under any of the given schemas" not in output
 
 
 def test_dg_launch_runs_the_checks_and_an_error_rule_blocks_downstream(

@@ -28,6 +28,7 @@ import dagster_dataframely as dd
 from dagster_dataframely.errors import (
     CollectionMemberError,
     InvalidSeverityError,
+    UnknownAssetError,
     UnsupportedSchemaError,
 )
 from dagster_dataframely.io import ParquetIOManager
@@ -145,6 +146,18 @@ def test_unknown_and_missing_members_are_refused_with_the_members_listed() -> No
     assert "The collection's members are customers, orders, lines" in message
 
 
+def test_a_member_on_a_key_nothing_declares_fails_the_definitions() -> None:
+    checks = dd.collection_checks(Shop, members={**MEMBERS, "lines": "order_line"})
+    defs = dg.Definitions(assets=_shop_assets(shop_frames()), asset_checks=[checks])
+
+    with pytest.raises(UnknownAssetError) as raised:
+        dg.Definitions.validate_loadable(defs)
+
+    message = str(raised.value)
+    assert message.startswith("dd.collection_checks(Shop, members={...: 'order_line'}) checks")
+    assert "Closest declared keys: order_lines, orders." in message
+
+
 def test_an_optional_member_may_be_left_out(tmp_path: Path) -> None:
     checks = dd.collection_checks(ShopWithReturns, members=MEMBERS)
     result, _ = _run(
@@ -211,33 +224,24 @@ def test_skip_schema_checks_leaves_a_member_to_its_own_checks(tmp_path: Path) ->
     assert failing_by_member(result) == expected_failures()
 
 
-def test_a_mismatched_member_fails_its_column_check_and_every_other_check_says_it_did_not_run(
+def test_a_mismatched_member_is_one_failure_and_one_warning_names_the_checks_not_run(
     tmp_path: Path,
 ) -> None:
     frames = shop_frames()
     frames["lines"] = frames["lines"].with_columns(pl.col("quantity").cast(pl.String))
     checks = dd.collection_checks(Shop, members=MEMBERS)
-    result, _ = _run(
+    result, instance = _run(
         [*_shop_assets(frames), checks],
         {"io_manager": ParquetIOManager(base_dir=str(tmp_path))},
     )
     evaluations = result.get_asset_check_evaluations()
-    skipped = [e for e in evaluations if "dy_evaluated" in e.metadata]
-    failing = {
-        (e.asset_key.path[0], e.check_name)
-        for e in evaluations
-        if not e.passed and e not in skipped
-    }
+    failing = {(e.asset_key.path[0], e.check_name) for e in evaluations if not e.passed}
     assert failing == {("order_lines", "dy_schema__columns")}
-    # Every check reports: the rules and filters that could not run say so, at WARN.
-    assert len(evaluations) == len(checks.check_keys)
-    assert {e.check_name for e in skipped if e.check_name.startswith("dy_filter__")} == {
-        "dy_filter__order_has_lines",
-        "dy_filter__customer_exists",
-    }
-    for evaluation in skipped:
-        assert evaluation.severity == dg.AssetCheckSeverity.WARN
-        assert evaluation.metadata["dy_evaluated"].value is False
+    # The checks that could not run get no result (not one failure each); one warning says so.
+    (skipped,) = [m for m in logs(instance, result) if "check(s) not evaluated" in m]
+    assert f"{len(checks.check_keys) - len(evaluations)} check(s) not evaluated" in skipped
+    assert "so no check of collection Shop is reported" in skipped
+    assert "order_lines:dy_filter__order_has_lines" in skipped
     (failure,) = [e for e in result.get_step_failure_events()]
     assert "Member 'lines' (asset order_lines)" in str(failure.step_failure_data.error)
 

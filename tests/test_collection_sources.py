@@ -390,7 +390,7 @@ def test_read_dtypes_cast_casts_each_member_and_the_filters_count_as_on_declared
     assert [r.data["column"] for r in columns["dy_casts"].records] == ["order_id", "customer_id"]
 
 
-def test_a_member_value_the_cast_cannot_convert_stops_the_filters_which_say_so(
+def test_a_member_value_the_cast_cannot_convert_stops_the_filters(
     tmp_path: Path,
 ) -> None:
     customer = pl.Series([1.0, 2.0, 1.5, 9.0, 1.0, None])  # order 3's customer is no integer
@@ -403,16 +403,9 @@ def test_a_member_value_the_cast_cannot_convert_stops_the_filters_which_say_so(
     assert "customer_id" in message and "1.5" in message
     columns = _cast_columns(result, "orders")
     assert not columns["passed"] and columns["dy_mismatched_columns"] == 1
-    # The filters did not run: each says so, at WARN, instead of reading as a failed rule.
-    filters = [
-        e for e in result.get_asset_check_evaluations() if e.check_name.startswith("dy_filter__")
-    ]
-    assert len(filters) == 4  # two filters, on orders and on order lines
-    for evaluation in filters:
-        assert evaluation.severity == dg.AssetCheckSeverity.WARN
-        assert evaluation.metadata["dy_evaluated"].value is False
-        assert evaluation.description is not None
-        assert "no check of collection Shop is reported" in evaluation.description
+    # The filters did not run: they get no result, rather than reading as failed rules.
+    evaluated = {e.check_name for e in result.get_asset_check_evaluations()}
+    assert not any(name.startswith("dy_filter__") for name in evaluated)
 
 
 def test_with_schemas_and_the_component_cast_collection_members(

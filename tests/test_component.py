@@ -180,6 +180,29 @@ def test_an_entry_naming_an_undeclared_asset_fails_with_the_closest_keys(
     assert "assets_outside_defs: true" in message
 
 
+def test_assets_a_definitions_function_hides_are_named_with_the_reason(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    """Dagster loads only what a module's `@dg.definitions` function returns: the assets
+    beside it are in no Definitions, and the entry says why it sees 0 assets."""
+    beside = (
+        ASSETS
+        + "\n\n@dg.definitions\ndef resources() -> dg.Definitions:\n    return dg.Definitions()\n"
+    )
+    _declare(sandbox, beside)
+    scaffold_checks(sandbox, {"checks": [{"asset": "orders", "schema": ORDERS}]})
+
+    error = load_error(sandbox)
+
+    assert isinstance(error, dd.errors.UnknownAssetError)
+    message = str(error)
+    assert "which declares 0 asset(s)" in message
+    assert (
+        "assets.py define(s) a @dg.definitions function beside assets: from such a module "
+        "Dagster loads only what that function returns" in message
+    )
+
+
 def test_a_source_asset_is_refused_as_with_schemas_refuses_it(sandbox: DefsFolderSandbox) -> None:
     _declare(sandbox, 'import dagster as dg\n\nledger = dg.SourceAsset("ledger")\n')
     scaffold_checks(sandbox, {"checks": [{"asset": "ledger", "schema": ORDERS}]})
@@ -263,6 +286,29 @@ def test_checks_take_the_partitions_of_the_asset_and_evaluate_the_runs_partition
     assert {spec.partitions_def for spec in specs} == {asset.partitions_def}  # type: ignore[union-attr]
     assert all(e.passed and e.partition == "2024-05-01" for e in evaluations(good).values())
     failing = {e.check_name: e for e in evaluations(bad).values() if not e.passed}
+    assert failing["dy_rule__primary_key"].partition == "2024-05-02"
+    assert failing["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
+
+
+def test_checks_job_runs_the_files_checks_of_one_partition_alone(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    _declare(sandbox, DAILY)
+    entries = {"checks": [{"asset": "daily_orders", "schema": ORDERS}], "checks_job": "quality"}
+    scaffold_checks(sandbox, entries)
+    storage = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        (asset,) = defs.assets or []
+        dg.materialize([asset], partition_key="2024-05-02", resources=storage)
+        job = dg.Definitions.merge(defs, dg.Definitions(resources=storage)).resolve_job_def(
+            "quality"
+        )
+        result = job.execute_in_process(partition_key="2024-05-02", raise_on_error=False)
+
+    assert result.get_asset_materialization_events() == []
+    failing = {e.check_name: e for e in evaluations(result).values() if not e.passed}
     assert failing["dy_rule__primary_key"].partition == "2024-05-02"
     assert failing["dy_rule__primary_key"].metadata["dy_failed_count"].value == 2
 

@@ -8,6 +8,7 @@ import textwrap
 from pathlib import Path
 
 import dagster as dg
+import pytest
 from dagster.components.testing import DefsFolderSandbox
 from shop import MEMBERS, SHOP_FAILURES
 from support import load_error, scaffold_checks
@@ -58,6 +59,39 @@ def _failed_by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str]
         for e in result.get_asset_check_evaluations()
         if not e.passed
     }
+
+
+# ------------------------------------- unknown keys ------------------------------------- #
+
+
+def test_a_wrong_key_inside_an_entry_is_named_with_the_closest_key(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entries = {
+        "assets_outside_defs": True,
+        "checks": [{"asset": "orders", "schemas": ORDERS}],
+        "collections": [{"collection": "shop:Shop", "members": MEMBERS, "granularity": "rule"}],
+    }
+    path = scaffold_checks(sandbox, entries)
+
+    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
+        pass
+
+    messages = []
+    error: BaseException | None = raised.value
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    message = "\n".join(messages)
+    assert (
+        "an entry of checks: has key(s) 'schemas' that it does not take. Did you mean 'schema' "
+        "for 'schemas'? The keys of an entry are asset, schema, warn," in message
+    )
+    assert (
+        "an entry of collections: has key(s) 'granularity' that it does not take. Did you mean "
+        "'check_granularity' for 'granularity'?" in message
+    )
+    assert f"{path / 'defs.yaml'}:3" in message  # where `checks:` starts
 
 
 # ---------------------------------------- sources ---------------------------------------- #

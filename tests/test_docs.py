@@ -319,6 +319,22 @@ def _read_dtypes_casts_what_duckdb_changed(block: Block, tmp_path: Path) -> None
     assert error == "ColumnSchemaError" and 'read_dtypes="cast"' in message
 
 
+def _checks_job_checks_one_partition(block: Block, tmp_path: Path) -> None:
+    defs = _run(block)["defs"]
+    dg.Definitions.validate_loadable(defs)
+
+    result = defs.resolve_job_def("events_checks").execute_in_process(partition_key="2024-01-02")
+
+    evaluated = result.get_asset_check_evaluations()
+    assert {(e.asset_key.to_user_string(), e.partition) for e in evaluated} == {
+        ("events", "2024-01-02")
+    }
+    assert all(e.passed for e in evaluated)
+    assert result.get_asset_materialization_events() == []
+    schedule = defs.resolve_schedule_def("events_checks_schedule")
+    assert schedule.cron_schedule == "0 0 * * *"
+
+
 def _prints(*lines: str) -> Callable[[Block, Path], None]:
     """The block prints these lines (each a whole line, or the start of one), in this order."""
 
@@ -504,6 +520,9 @@ STATED: dict[str, Expectation] = {
     ),
     "docs/sidecar.md: Dtypes a warehouse changes: `read_dtypes`": (
         _read_dtypes_casts_what_duckdb_changed
+    ),
+    "docs/sidecar.md: Running the checks from the CLI: `dd.checks_job`": (
+        _checks_job_checks_one_partition
     ),
     "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
         {"orders": 12, "customers": 8}, described=("orders",)

@@ -89,6 +89,20 @@ def test_nulls_in_failing_samples_read_null_not_an_empty_cell(
     assert row.data["order_id"] == "ORD-20004"
 
 
+def test_a_whole_float_in_a_failing_sample_reads_as_a_float(
+    checked: dict[str, dg.AssetCheckEvaluation],
+) -> None:
+    """The UI shows a JSON number as JavaScript does: -20.0 would read `-20`, an integer."""
+    sample = _value(checked["dy_rule__amount__min"], "dy_failed_sample")
+    (row,) = sample.records  # type: ignore[attr-defined]
+    assert row.data["amount"] == "-20.0"
+    assert all(
+        not isinstance(value, float) or not value.is_integer()
+        for record in sample.records  # type: ignore[attr-defined]
+        for value in record.data.values()
+    )
+
+
 def test_collapsed_checks_list_each_rule_with_its_constraint() -> None:
     (result,) = [
         r

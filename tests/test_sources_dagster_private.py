@@ -3,14 +3,12 @@
 Decisions resting on them: the sidecar loads through the run's own IO manager resource and
 hands it the config the run resolved (`context.resource_config`), as Dagster does for a step's
 own inputs; if this breaks, database IO managers (dagster-duckdb) fail to load with a KeyError.
-And it refuses a key no definition declares by the `is_auto_created_stub` of the stub Dagster
-adds for it; if that breaks, a sidecar on a misspelled key checks nothing again, silently.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import dagster as dg
 
-from dagster_dataframely._checks.step_internals import declared_keys, resource_config
+from dagster_dataframely._checks.step_internals import resource_config
 
 
 class Store(dg.ConfigurableResource):
@@ -37,23 +35,3 @@ def test_a_check_step_reads_the_resolved_config_of_a_resource_it_requires() -> N
     )
 
     assert seen == {"root": "/lake", "depth": 2}
-
-
-def test_a_key_only_a_check_names_is_a_stub_that_declared_keys_leaves_out() -> None:
-    seen = []
-
-    @dg.asset_check(asset="reading")
-    def probe(context: dg.AssetCheckExecutionContext) -> dg.AssetCheckResult:
-        seen.append(declared_keys(context.op_execution_context))
-        return dg.AssetCheckResult(passed=True)
-
-    defs = dg.Definitions(
-        assets=[dg.AssetSpec("readings")],
-        asset_checks=[probe],
-        jobs=[dg.define_asset_job("probe", selection=dg.AssetSelection.checks(probe))],
-    )
-    stub = defs.resolve_asset_graph().get(dg.AssetKey("reading")).assets_def
-    assert stub.is_auto_created_stub
-    defs.resolve_job_def("probe").execute_in_process()
-
-    assert seen == [frozenset({dg.AssetKey("readings")})]

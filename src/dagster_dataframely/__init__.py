@@ -10,6 +10,7 @@ from types import ModuleType
 from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
 from ._gated.asset import asset
+from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
 from ._sidecar.component import SchemaChecksComponent
 from ._sidecar.schema_checks import schema_checks
@@ -20,6 +21,7 @@ __all__ = [
     "ParquetIOManager",
     "SchemaChecksComponent",
     "asset",
+    "checks_job",
     "collection_checks",
     "data",
     "errors",

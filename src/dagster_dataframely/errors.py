@@ -84,6 +84,11 @@ class MemberPartitionsError(DagsterDataframelyError, ValueError):
     """The members of a collection's checks are partitioned differently (or some not at all)."""
 
 
+class ChecksJobError(DagsterDataframelyError, ValueError):
+    """`dd.checks_job` was given no checks, something else than checks, or checks partitioned
+    differently (one run checks one partition)."""
+
+
 class UnloadableAssetError(DagsterDataframelyError, ValueError):
     """Checks name an asset the sidecar cannot read: it has no IO manager (a dbt model, an
     external `AssetSpec`) and no `source=` says where its table is."""

@@ -109,6 +109,12 @@ def _run(instance: dg.DagsterInstance, run: dg.DagsterRun) -> Run:
             evaluation = event.event_specific_data
             assert isinstance(evaluation, AssetCheckEvaluation)
             outcome(evaluation.asset_key).checks.append(evaluation)
+    for key, found in outcomes.items():
+        # A quarantine's own materialization carries the address too: the rows it holds are
+        # counted on its table's line, as quarantined, not a second time here.
+        table = dg.AssetKey([*key.path[:-1], key.path[-1].removesuffix("_quarantine")])
+        if table != key and table in outcomes:
+            found.quarantined = None
     written = {key for key, found in outcomes.items() if found.materialized}
     blocking = [
         f"{e.asset_key.to_user_string()} {e.check_name}"
@@ -206,8 +212,9 @@ def _verdicts(runs: list[Run]) -> Iterator[str]:
         yield f"Run {', '.join(succeeded)} succeeded."
     for outcome in (o for run in runs for o in run.outcomes if o.quarantined):
         yield (
-            f"{outcome.label} is gated: {outcome.quarantined:,} rows failing an error rule went "
-            f"to its quarantine, the {_number(outcome.rows)} others were written."
+            f"{outcome.label} is written through its gate: {outcome.quarantined:,} rows failing "
+            f"an error rule went to its quarantine, and its {_number(outcome.rows)} valid rows "
+            "to the table."
         )
     warned = [
         e

@@ -11,7 +11,7 @@ Dagster's own `AssetKey.from_coercible` reads a string as one part instead, whic
 from __future__ import annotations
 
 import difflib
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 from typing import TypeAlias
 
 import dagster as dg
@@ -75,6 +75,22 @@ def closest_keys(key: dg.AssetKey, known: Iterable[dg.AssetKey], *, count: int =
     mean" in an error."""
     names = sorted({candidate.to_user_string() for candidate in known})
     return difflib.get_close_matches(key.to_user_string(), names, n=count, cutoff=0.5)
+
+
+def undeclared_message(key: dg.AssetKey, declared: Collection[dg.AssetKey], *, by: str) -> str:
+    """What is wrong with checks on `key` when the code location declares only `declared`,
+    and the fix; `by` is the call that made them, with `{key}` where the key goes."""
+    closest = closest_keys(key, declared)
+    hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
+    call = by.format(key=repr(key.to_user_string()))
+    return (
+        f"{call} checks an asset that no definition of this code location declares (it "
+        f"declares {len(declared)} asset(s)); Dagster would show it as a stub asset that "
+        f"nothing materializes.{hint} Fix the key (a key with a prefix is written "
+        "'prefix/name'), pass the asset's definition itself (its @dg.asset or dg.AssetSpec) "
+        "instead of its key, or declare the table with dg.AssetSpec(key) when another tool makes "
+        "it."
+    )
 
 
 def listed_keys(keys: Iterable[dg.AssetKey], *, limit: int = 50) -> str:

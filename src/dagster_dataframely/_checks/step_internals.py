@@ -22,9 +22,6 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
 - `StepExecutionContext.repository_def` is set only in a deployed code location; elsewhere
   (`materialize`, `execute_in_process` of a job) the job's asset graph is a subset of the
   code location's, and its `source_asset_graph` is the whole graph of the Definitions.
-- A key that a check names but no definition declares is in the asset graph all the same:
-  Dagster adds a stub asset for it, whose assets definition's `is_auto_created_stub` is true
-  (`declared_keys` leaves those out, so a sidecar on a misspelled key can refuse to run).
 - Every IO manager that stores assets as database tables (dagster-duckdb, -snowflake,
   -gcp) is a `DbIOManager`: it deletes the stored rows (of the partition) and then inserts,
   so a frame with other columns fails only after the delete. Its `_get_table_slice` and
@@ -52,7 +49,6 @@ __all__ = [
     "DagsterInvalidPropertyError",
     "StoredTable",
     "asset_graph",
-    "declared_keys",
     "in_run",
     "output_io_manager",
     "resource_config",
@@ -174,21 +170,6 @@ def asset_graph(context: Context) -> Any | None:
         return context.repository_def.asset_graph
     except CheckError:  # "No repository definition was set on the step context"
         return context.job_def.asset_layer.asset_graph.source_asset_graph
-
-
-def declared_keys(context: Context) -> frozenset[dg.AssetKey] | None:
-    """The asset keys the code location running `context` declares (None under direct
-    invocation): every key of its asset graph but the stubs Dagster adds for keys that only a
-    check or a dependency names."""
-    graph = asset_graph(context)
-    if graph is None:
-        return None
-    return frozenset(
-        key
-        for assets_def in graph.assets_defs
-        if not assets_def.is_auto_created_stub
-        for key in assets_def.keys
-    )
 
 
 def _output_as(

@@ -79,11 +79,11 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
     catalogue = []
     for name, expr in expressions.items():
         column, suffix = owned[name]
+        text = expression_text(expr)
         if column is None:
             description = _schema_rule_description(schema, name)
         else:
-            description = render(column, columns[column], suffix) or name
-        text = expression_text(expr)
+            description = render(column, columns[column], suffix, expression=text) or name
         catalogue.append(
             Rule(
                 name=name,

@@ -58,8 +58,14 @@ def column_checks(column: dy.Column, rule_names: Sequence[str]) -> dict[str, Cal
     return dict(zip(names, callables, strict=True))
 
 
-def render(name: str, column: dy.Column, suffix: str) -> str | None:
-    """Render the rule `suffix` of `column` (called `name`), or None if it is not known."""
+def render(
+    name: str, column: dy.Column, suffix: str, *, expression: str | None = None
+) -> str | None:
+    """Render the rule `suffix` of `column` (called `name`), or None if it is not known.
+
+    A custom check is described by its docstring, else by what its `expression` (rendered by
+    `expression_text`) tests, else by its name.
+    """
     if suffix == "nullability":
         return f"{name} is not null"
     if suffix == "unique":
@@ -85,7 +91,9 @@ def render(name: str, column: dy.Column, suffix: str) -> str | None:
     if suffix == "check" or suffix.startswith("check__"):
         fn = column_checks(column, list(column.validation_rules(pl.col(name)))).get(suffix)
         custom = docstring_summary(fn) if fn is not None else None
-        return custom or f"{name} passes the custom check {suffix.removeprefix('check__')!r}"
+        tested = None if expression is None else plain_expression(expression)
+        label = suffix.removeprefix("check__")
+        return custom or tested or f"{name} passes the custom check {label!r}"
     if suffix.startswith("inner_"):
         return _render_inner(name, column, suffix.removeprefix("inner_"))
     return None
@@ -106,6 +114,20 @@ def _render_inner(name: str, column: dy.Column, suffix: str) -> str | None:
     return None
 
 
+def plain_expression(text: str) -> str | None:
+    """What an expression from `expression_text` tests, as a reader says it: `pl.col("kind")
+    .is_in(["a", "b"])` -> `kind in ["a", "b"]`, `pl.col("amount") >= 0` -> `amount >= 0`.
+    None for an expression `expression_text` could not render, or that reads no column."""
+    if not text.startswith("pl."):
+        return None
+    plain = _COLUMN.sub(lambda m: m[1], text)
+    if plain == text:
+        return None
+    return _IS_IN.sub(r"\1 in \2", plain)
+
+
+_COLUMN = re.compile(r'pl\.col\("([A-Za-z_][A-Za-z0-9_]*)"\)')
+_IS_IN = re.compile(r"^([A-Za-z_][A-Za-z0-9_.]*)\.is_in\((\[[^\[\]]*\])\)$")
 _PAIRS = {"(": ")", "[": "]"}
 _LITERAL = re.compile(r"\bdyn (?:int|float|str|bool): ")
 _SPECIAL = re.compile(r'[\[("]')
@@ -157,7 +179,7 @@ def _python(text: str, *, outer: bool = True) -> str:
             i = end + 2
         elif text[i] == '"':
             end = _string_end(text, i)
-            out.append(text[i : end + 1])
+            out.append(_string_literal(text[i + 1 : end]))
             i = end + 1
         else:  # up to the next bracket or string: the only places a rewrite starts
             found = _SPECIAL.search(text, i + 1)
@@ -165,6 +187,14 @@ def _python(text: str, *, outer: bool = True) -> str:
             out.append(text[i:stop])
             i = stop
     return _LITERAL.sub("", "".join(out))
+
+
+def _string_literal(content: str) -> str:
+    """A string polars displays unescaped, as Python source that means it: raw when it holds
+    a backslash (a regex such as `\\d`), so pasting it raises no SyntaxWarning."""
+    if "\\" in content and not content.endswith("\\") and "\n" not in content:
+        return f'r"{content}"'
+    return '"' + content.replace("\\", "\\\\").replace("\n", "\\n") + '"'
 
 
 def _closing(text: str, start: int) -> int:

@@ -21,14 +21,16 @@ MAX_CELL = 80
 
 
 def cell(value: Any, *, null: str | None = None) -> str | int | float | bool | None:
-    """A value Dagster's table metadata can carry, strings cut to `MAX_CELL` characters and a
-    missing value as `null` (Dagster shows `None` as an empty cell)."""
+    """A value Dagster's table metadata can carry, strings cut to `MAX_CELL` characters, a
+    whole float as text (`-1.0`) and a missing value as `null` (Dagster shows `None` as an
+    empty cell)."""
     if value is None:
         return null
     if isinstance(value, (bool, int)):
         return value
     if isinstance(value, float):
-        return value if math.isfinite(value) else str(value)
+        # The UI shows a number as JavaScript does: -1.0 as `-1`, like the integer it is not.
+        return value if math.isfinite(value) and not value.is_integer() else str(value)
     text = str(value)
     return text if len(text) <= MAX_CELL else text[: MAX_CELL - 1] + "…"
 

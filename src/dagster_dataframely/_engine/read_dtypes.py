@@ -294,7 +294,9 @@ def _failed_message(
             if sample is not None
             else []
         )
-        example = f", e.g. {', '.join(repr(cell(value)) for value in shown)}" if shown else ""
+        # A number as Python writes it (2.0, not the text a sample cell shows for the UI).
+        examples = (repr(v) if isinstance(v, (int, float)) else repr(cell(v)) for v in shown)
+        example = f", e.g. {', '.join(examples)}" if shown else ""
         lines.append(
             f"  - {_name(cast.column)}: {failed[cast.column]} value(s) read as "
             f"{dtype_name(cast.read)} are not {dtype_name(cast.declared)} values{example}"

@@ -18,6 +18,7 @@ import dagster as dg
 import dataframely as dy
 
 from .._checks.asset_keys import parse_asset_key
+from .._checks.graph_internals import guard
 from .._checks.specs import check_spec, check_specs
 from .._engine.catalogue import Rule
 from .._engine.naming import dagster_name
@@ -36,7 +37,7 @@ from ..sources._loading import read_errors
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
-from .schema_checks import with_not_evaluated
+from .schema_checks import stopping_at_mismatch
 
 
 def collection_checks(
@@ -130,14 +131,17 @@ def collection_checks(
             frames = {name: table.frame for name, table in tables.items()}
             pushdowns = {name: table.pushdown for name, table in tables.items()}
             with _reading_members(collection, resolved, readers):
-                # A member of the wrong shape stops every check not yet reported: they say so.
-                yield from with_not_evaluated(
+                # A member of the wrong shape stops every check not yet reported: one log says so.
+                yield from stopping_at_mismatch(
                     collection_results(run, frames, selected, pushdowns=pushdowns),
                     selected,
+                    context.log,
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
 
-    return _checks
+    return guard(
+        _checks, by=f"dd.collection_checks({collection.__name__}, members={{{{...: {{key}}}}}})"
+    )
 
 
 def _opened(

@@ -14,6 +14,7 @@ attributes:
   collections:                     # optional: cross-table checks of a dy.Collection
     - collection: my_pkg.schemas:Shop
       members: {orders: orders, lines: order_lines}
+  checks_job: quality              # optional: `dg launch --job quality` runs the checks alone
 ```
 
 Each entry of `checks` becomes one `dd.schema_checks`, each of `collections` one
@@ -36,12 +37,14 @@ from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
+from .checks_job import checks_job
 from .collection_checks import collection_checks, member_partitions
 from .component_entries import (
     CollectionCheck,
     Granularity,
     SchemaCheck,
     SchemaRules,
+    entries_listed,
     quiet_model,
     schema_at,
 )
@@ -92,7 +95,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     `checks` lists `{asset, schema: "package.module:Class", warn, blocking, check_granularity,
     schema_rules, max_failure_samples, name, source, partitions_def, read_dtypes}`; the settings
-    beside `checks` apply to every entry that does not set its own.
+    beside `checks` apply to every entry that does not set its own. `checks_job: <name>` adds a
+    job that runs the file's checks alone, for `dg launch --job <name>`.
     """
 
     checks: Sequence[SchemaCheck]
@@ -104,10 +108,13 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     partitions_def: PartitionsField = None
     assets_outside_defs: bool = False
     read_dtypes: Literal["strict", "cast"] | None = None
+    #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
+    #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
+    checks_job: str | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return quiet_model(super().model)
+        return entries_listed(quiet_model(super().model), "checks", "collections")
 
     @classmethod
     def get_spec(cls) -> dg.ComponentTypeSpec:
@@ -130,7 +137,19 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             for checks in _built_quietly(other, file)
         ]
         _refuse_duplicates(built, others=others)
-        return dg.Definitions(asset_checks=[checks for _, checks in built])
+        every = [checks for _, checks in built]
+        return dg.Definitions(
+            asset_checks=every, jobs=self._jobs(context.path / "defs.yaml", every)
+        )
+
+    def _jobs(self, file: Path, checks: list[dg.AssetChecksDefinition]) -> list[Any]:
+        """The `checks_job` of this file, if it names one."""
+        if self.checks_job is None:
+            return []
+        try:
+            return [checks_job(*checks, name=self.checks_job)]
+        except DagsterDataframelyError as error:
+            raise _relabelled(error, f"{file}: checks_job: {error}") from None
 
     def _built(
         self, file: Path, declared: "DeclaredAssets | None"

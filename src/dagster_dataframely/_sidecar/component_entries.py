@@ -12,11 +12,11 @@ import importlib
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Annotated, Any, Literal, get_args
+from typing import Annotated, Any, Literal, cast, get_args
 
 import dagster as dg
 import dataframely as dy
-from pydantic import BaseModel
+from pydantic import BaseModel, create_model, model_validator
 
 from .._checks.asset_keys import parse_asset_key
 from .._engine.schemas import as_dataframely
@@ -140,7 +140,7 @@ class SchemaCheck(dg.Resolvable):
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return quiet_model(super().model)
+        return known_keys(quiet_model(super().model), "checks")
 
 
 @dataclass
@@ -170,9 +170,65 @@ class CollectionCheck(dg.Resolvable):
     partitions_def: PartitionsField = None
     read_dtypes: Literal["strict", "cast"] | None = None
 
+    @classmethod
+    def model(cls) -> type[BaseModel]:
+        return known_keys(super().model(), "collections")
+
 
 def quiet_model(derive: Any) -> type[BaseModel]:
     # The YAML key is `schema`, which pydantic warns shadows the deprecated `BaseModel.schema`.
     with warnings.catch_warnings():
         warnings.filterwarnings("ignore", message='Field name "schema"', category=UserWarning)
         return derive()
+
+
+def known_keys(model: type[BaseModel], field: str) -> type[BaseModel]:
+    """`model` (of an entry of the component's `field`), refusing an unknown key with the
+    closest known one, where pydantic alone says only "Extra inputs are not permitted"."""
+    keys = list(model.model_fields)
+
+    def refuse_unknown(value: Any) -> Any:
+        unknown = [key for key in value if key not in keys] if isinstance(value, Mapping) else []
+        if unknown:
+            hints = "".join(
+                f" Did you mean {close[0]!r} for {key!r}?"
+                for key in unknown
+                if (close := difflib.get_close_matches(str(key), keys, n=1, cutoff=0.6))
+            )
+            shown = ", ".join(map(repr, unknown))
+            raise ValueError(
+                f"an entry of {field}: has key(s) {shown} that it does not take.{hints} The keys "
+                f"of an entry are {', '.join(keys)}."
+            )
+        return value
+
+    return create_model(
+        model.__name__,
+        __base__=model,
+        __validators__={
+            "refuse_unknown": cast(Any, model_validator(mode="before")(refuse_unknown))
+        },
+    )
+
+
+def entries_listed(model: type[BaseModel], *fields: str) -> type[BaseModel]:
+    """`model`, whose JSON schema (what `dg check yaml` validates against) takes each of
+    `fields` as a list only, not also as one template string.
+
+    Dagster lets every field be a `{{ template }}` string, so a list of entries is "a list or a
+    string", and jsonschema reports a typo inside an entry (`schemas:` for `schema:`) as the
+    whole list being "not valid under any of the given schemas". A list alone is reported at
+    the entry: the unexpected key and the required one, with the entry's line.
+    """
+    given = model.model_config.get("json_schema_extra")
+
+    def listed(schema: dict[str, Any]) -> None:
+        if isinstance(given, dict):
+            schema.update(given)
+        for name in fields:
+            field = schema["properties"][name]
+            lists = [option for option in field.pop("anyOf", []) if option.get("type") == "array"]
+            field.update(lists[0] if lists else {})
+
+    model.model_config["json_schema_extra"] = listed
+    return model

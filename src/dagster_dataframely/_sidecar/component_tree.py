@@ -20,6 +20,7 @@ used here only, and pinned by tests/test_component_tree.py.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -64,6 +65,8 @@ class DeclaredAssets:
 
     definitions: dg.Definitions
     specs: Mapping[dg.AssetKey, dg.AssetSpec]
+    #: The project's defs folder.
+    root: Path
 
     @classmethod
     def seen_from(
@@ -76,7 +79,7 @@ class DeclaredAssets:
             return None
         definitions = other_definitions(context, checking)
         specs, _ = declared_assets(definitions, checked=(), by=checking.__name__)
-        return cls(definitions, specs)
+        return cls(definitions, specs, context.component_tree.defs_module_path)
 
     def refuse(self, key: dg.AssetKey) -> None:
         """Raise for a `key` the project declares no spec of: `UnloadableAssetError` for a
@@ -85,6 +88,15 @@ class DeclaredAssets:
         declared_assets(self.definitions, checked={key}, by="SchemaChecksComponent")
         closest = closest_keys(key, self.specs)
         hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
+        hidden = definitions_beside_assets(self.root)
+        if hidden:
+            shown = ", ".join(str(path.relative_to(self.root)) for path in hidden[:5])
+            hint += (
+                f" {shown} define(s) a @dg.definitions function beside assets: from such a "
+                "module Dagster loads only what that function returns, not the assets beside "
+                "it. Return them from it (dg.Definitions(assets=[...])) or move the function to "
+                "a module of its own."
+            )
         raise UnknownAssetError(
             f"asset {key.to_user_string()} is not declared in this project's defs folder, "
             f"which declares {len(self.specs)} asset(s).{hint} Fix the key (a key with a prefix "
@@ -94,6 +106,21 @@ class DeclaredAssets:
             "true` beside `checks` (its key is then not checked), or attach the schema in Python "
             "with dd.with_schemas."
         )
+
+
+_DEFINITIONS = re.compile(r"^@(?:\w+\.)?definitions\b", re.M)
+_ASSETS = re.compile(r"^@(?:\w+\.)?(?:multi_)?asset\b|\bAssetSpec\(", re.M)
+
+
+def definitions_beside_assets(root: Path) -> list[Path]:
+    """The modules under `root` with a `@dg.definitions` function and assets beside it (read
+    as text, not imported), whose assets Dagster leaves out unless the function returns them."""
+    found = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text(errors="replace")
+        if _DEFINITIONS.search(text) and _ASSETS.search(text):
+            found.append(path)
+    return found
 
 
 def in_project(context: ComponentDeclLoadContext) -> bool:

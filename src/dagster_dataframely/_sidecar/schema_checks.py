@@ -10,13 +10,14 @@ here, so the names Dagster matches always agree.
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import hashlib
 import json
+import logging
 import re
 from collections.abc import Collection, Iterable, Iterator, Sequence
 
 import dagster as dg
 
-from .._checks import step_internals
-from .._checks.asset_keys import AssetKeyLike, closest_keys, parse_asset_key
+from .._checks.asset_keys import AssetKeyLike, parse_asset_key
+from .._checks.graph_internals import guard
 from .._checks.results import schema_results
 from .._checks.specs import check_specs
 from .._engine.evaluate import as_lazy
@@ -25,7 +26,7 @@ from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
-from ..errors import ColumnSchemaError, UnknownAssetError
+from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -51,11 +52,10 @@ def schema_checks(
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
     `asset` is the asset's definition (its `@dg.asset`, or the `dg.AssetSpec` of a table
-    another tool makes), its `AssetKey`, or its user string (`"raw/orders"`). A key that the
-    code location does not declare (a typo, for which Dagster adds a stub asset that nothing
-    materializes, and whose checks no run of the real asset selects) fails every run of the
-    checks with `UnknownAssetError` and the closest declared keys: Dagster shows a standalone
-    check nothing of the Definitions before a run.
+    another tool makes), the spelling a typo cannot break, or its `AssetKey` or user string
+    (`"raw/orders"`). A key that the code location does not declare (a typo, for which Dagster
+    would add a stub asset that nothing materializes) fails the code location's load, and so
+    `dagster definitions validate`, with `UnknownAssetError` and the closest declared keys.
 
     One step (named `<key parts joined by __>__dy_checks` unless `name` is given, so two assets
     sharing a schema never clash) loads the asset through its IO manager, as a `pl.LazyFrame`
@@ -79,7 +79,7 @@ def schema_checks(
         ```python
         defs = dg.Definitions(
             assets=[orders],
-            asset_checks=[dd.schema_checks(Orders, asset="orders", warn=["note"])],
+            asset_checks=[dd.schema_checks(Orders, asset=orders, warn=["note"])],
         )
         ```
     """
@@ -114,7 +114,6 @@ def schema_checks(
         selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
-        _refuse_undeclared(context, key)
         with reading(key, reader), reader.open_table(context, key) as table:
             outcome = schema_results(
                 dy_schema,
@@ -129,12 +128,12 @@ def schema_checks(
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.
             ours = (result for result in outcome if result.check_name in names)
-            for result in with_not_evaluated(ours, selected):
+            for result in stopping_at_mismatch(ours, selected, context.log):
                 reported.append(result)
                 yield result
         _warn_if_empty(context, key, reader, reported)
 
-    return _checks
+    return guard(_checks, by="dd.schema_checks(asset={key})")
 
 
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
@@ -145,55 +144,37 @@ def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
     return None
 
 
-def _refuse_undeclared(context: dg.AssetCheckExecutionContext, key: dg.AssetKey) -> None:
-    """Raise `UnknownAssetError` when no definition of the code location declares `key`: the
-    checks of a stub asset would read a table nothing writes, and check nothing."""
-    declared = step_internals.declared_keys(context.op_execution_context)
-    if declared is None or key in declared:
-        return
-    closest = closest_keys(key, declared)
-    hint = f" Closest declared keys: {', '.join(closest)}." if closest else ""
-    raise UnknownAssetError(
-        f"dd.schema_checks(asset={key.to_user_string()!r}) checks an asset that no "
-        f"definition of this code location declares (it declares {len(declared)} asset(s)); "
-        f"Dagster shows it as a stub asset that nothing materializes.{hint} Fix the key (a key "
-        "with a prefix is written 'prefix/name'), pass the asset's definition itself "
-        "(asset=<the @dg.asset>), or declare the table with dg.AssetSpec(key) when another tool "
-        "makes it."
-    )
-
-
-def with_not_evaluated(
+def stopping_at_mismatch(
     results: Iterable[dg.AssetCheckResult],
     selected: Collection[dg.AssetCheckKey],
+    log: logging.Logger | dg.DagsterLogManager,
     *,
     consequence: str = "no rule is reported on this table",
 ) -> Iterator[dg.AssetCheckResult]:
-    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), then a result for
-    each check of `selected` not reported yet, saying it was not evaluated: `WARN`,
-    `dy_evaluated: false` and the reason, so it does not read as a failed rule (the failing,
-    blocking `dy_schema__columns` is what stops the run), and the error again."""
+    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), one warning that
+    names the checks of `selected` not reported, and the error again.
+
+    One problem, one failure: the failing, blocking `dy_schema__columns` is what stops the run,
+    and the checks it left unevaluated get no result, as in a gated asset's run (Dagster shows
+    them as not executed), rather than one more failure each.
+    """
     reported: set[tuple[dg.AssetKey | None, str | None]] = set()
     try:
         for result in results:
             reported.add((result.asset_key, result.check_name))
             yield result
     except ColumnSchemaError as error:
-        columns = ", ".join(list(error.mismatches)[:10])
-        reason = (
-            f"Not evaluated: {COLUMN_SCHEMA_CHECK} failed ({len(error.mismatches)} column(s) "
-            f"missing, of another dtype or with values not cast: {columns}), so {consequence}."
+        skipped = sorted(
+            key.to_user_string() for key in selected if (key.asset_key, key.name) not in reported
         )
-        for key in sorted(selected, key=lambda k: k.to_user_string()):
-            if (key.asset_key, key.name) not in reported:
-                yield dg.AssetCheckResult(
-                    check_name=key.name,
-                    asset_key=key.asset_key,
-                    passed=False,
-                    severity=dg.AssetCheckSeverity.WARN,
-                    description=reason,
-                    metadata={"dy_evaluated": False, "dy_not_evaluated": reason},
-                )
+        if skipped:
+            columns = ", ".join(list(error.mismatches)[:10])
+            shown = ", ".join(skipped[:20]) + (" and more" if len(skipped) > 20 else "")
+            log.warning(
+                f"{len(skipped)} check(s) not evaluated: {COLUMN_SCHEMA_CHECK} failed "
+                f"({len(error.mismatches)} column(s) missing, of another dtype or with values not "
+                f"cast: {columns}), so {consequence}. Not evaluated: {shown}."
+            )
         raise
 
 

@@ -20,6 +20,7 @@ from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
+from .checks_job import checks_job as dd_checks_job
 from .collection_checks import declared_collection_checks
 from .schema_checks import schema_checks
 
@@ -38,6 +39,7 @@ def with_schemas(
     partitions_def: dg.PartitionsDefinition | None = None,
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
     read_dtypes: ReadDtypes | None = None,
+    checks_job: str | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -55,6 +57,9 @@ def with_schemas(
     asset with no IO manager (a dbt model, an external `AssetSpec`) and no source raises
     `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a warehouse round trip
     on read, as `dd.schema_checks` documents, for schema entries and collection members alike.
+
+    `checks_job="name"` adds a job that runs every check of this call and nothing else
+    (`dd.checks_job`), for `dg launch --job name` (with `--partition` for partitioned assets).
 
     Example:
         ```python
@@ -123,7 +128,9 @@ def with_schemas(
         # `Definitions.map_asset_specs` is marked preview; this is the use it was made for.
         warnings.simplefilter("ignore", dg.PreviewWarning)
         mapped = defs.map_asset_specs(func=attach)
-    return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=[*checks, *collection_checks]))
+    every = [*checks, *collection_checks]
+    jobs = [] if checks_job is None else [dd_checks_job(*every, name=checks_job)]
+    return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=every, jobs=jobs))
 
 
 def _declared(

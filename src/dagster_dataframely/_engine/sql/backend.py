@@ -174,6 +174,8 @@ class SQLTable:
         """One scan: the row count, then per rule (a row predicate) its failing rows."""
         columns: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWS)]
         for index, rule in enumerate(rules):
+            if rule.distinct_over is not None:  # its condition is TRUE: it would count 0
+                raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
             failing = exp.not_(exp.paren(compiled[rule.name]))
             columns.append(exp.alias_(self.dialect.count_where(failing), f"r{index}"))
         return exp.select(*columns).from_(self.rows())

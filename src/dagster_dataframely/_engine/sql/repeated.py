@@ -47,7 +47,9 @@ class RepeatedHead:
         columns): each key as many times as it occurs."""
         first = self.found.head(limit)
         index = first.select(
-            pl.int_range(pl.len(), dtype=pl.UInt32).repeat_by(pl.col(COUNT)).explode()
+            pl.int_range(pl.len(), dtype=pl.UInt32)
+            .repeat_by(pl.col(COUNT).cast(pl.Int64))
+            .explode()
         ).to_series()
         return first.select(list(columns))[index].head(limit)
 

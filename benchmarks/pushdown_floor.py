@@ -144,7 +144,7 @@ def measure(method: str, database: str, where: str, key: str, regex: str) -> dic
         connection = duckdb.connect(where, read_only=True)
         with measured() as figures:
             if method == "floor":
-                counts = connection.sql(floor_sql("duckdb", key == "yes", regex)).fetchone()
+                counts = connection.execute(floor_sql("duckdb", key == "yes", regex)).fetchone()
                 failed, engines = int(sum(counts[1:])), {}  # type: ignore[index]
             else:
                 rows = relation(connection, TABLE, None, None)

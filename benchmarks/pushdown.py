@@ -97,7 +97,11 @@ def measure(method: str, path: str, memory_limit: str, primary_key: str) -> dict
         else:
             rows = relation(connection, "orders", None, None)
             with scan_duckdb(connection, rows.sql("duckdb")) as scan:
-                table = pushdown(connection, rows, lambda _: None) if method == "pushdown" else None
+                table = (
+                    pushdown(connection, rows, lambda _: None, resource_key="duckdb")
+                    if method == "pushdown"
+                    else None
+                )
                 evaluation = evaluate_schema(checked, scan, catalogue, settings, pushdown=table)
             failed = sum(evaluation.failed.values())
             if method == "pushdown":
@@ -114,10 +118,11 @@ def profile(path: Path, primary_key: bool) -> None:
     checked = schema(primary_key)
     catalogue = rules(checked)
     with connect(str(path), NO_LIMIT) as connection:
-        table = pushdown(connection, relation(connection, "orders", None, None), print)
+        rows = relation(connection, "orders", None, None)
+        table = pushdown(connection, rows, print, resource_key="duckdb")
         dtypes = dict(connection.sql("SELECT * FROM orders LIMIT 0").pl().schema)
-        compiled = compile_rules(checked, catalogue, dtypes, table.dialect)
-        pushed = [rule for rule in catalogue if rule.name in compiled]
+        compiled = compile_rules(checked, catalogue, dtypes, table.dialect).conditions
+        pushed = [rule for rule in catalogue if rule.name in compiled and not rule.distinct_over]
         sql = table.sql(table.counts(pushed, compiled))
         print(connection.sql(f"EXPLAIN ANALYZE {sql}").fetchall()[0][1])
 

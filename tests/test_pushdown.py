@@ -117,8 +117,19 @@ def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_pa
     assert counts["dy_rule__currency__regex"] == (2, 6)
     sample = evaluations(pushed)["dy_rule__currency__regex"].metadata["dy_failed_sample"]
     assert {row.data["currency"] for row in sample.records} == {"eur", "EURO"}  # type: ignore[attr-defined]
+    # The primary key's sample: each repeated key as often as it occurs, as streaming shows it.
+    key_samples = [
+        [row.data["payment_id"] for row in sample.records]  # type: ignore[attr-defined]
+        for sample in (
+            evaluations(run)["dy_rule__primary_key"].metadata["dy_failed_sample"]
+            for run in (pushed, streamed)
+        )
+    ]
+    assert key_samples == [[2, 2], [2, 2]]
     sent = [line for line in logs(instance, pushed) if line.startswith("Pushed down to DuckDB:")]
     assert any('FROM "finance"."payments"' in line and "COUNT(*)" in line for line in sent)
+    # The key is grouped once: its count and the keys of its sample come from one query.
+    assert sum('GROUP BY "payment_id"' in line for line in sent) == 1
 
 
 def _partitioned_run(database: Path, partition_expr: str) -> dg.ExecuteInProcessResult:

@@ -51,12 +51,18 @@ def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> No
     table = SQLTable.of(exp.select(exp.Star()).from_("payments"), dialect=dialect, run=print)
     compiled = compile_rules(Everything, catalogue, DTYPES, table.dialect).conditions
     pushed = [rule for rule in catalogue if rule.name in compiled]
+    by_row = [rule for rule in pushed if rule.distinct_over is None]
 
-    sql = table.sql(table.counts(pushed, compiled))
+    sql = table.sql(table.counts(by_row, compiled))
+    keyed = [
+        table.sql(table.head_query(rule.distinct_over, 6)) for rule in pushed if rule.distinct_over
+    ]
 
     parsed = sqlglot.parse_one(sql, read=dialect)
     assert isinstance(parsed, exp.Select)
-    assert len(parsed.expressions) == len(pushed) + 1  # the row count, then one per rule
+    assert len(parsed.expressions) == len(by_row) + 1  # the row count, then one per rule
+    for grouping in keyed:  # a key rule: its grouping query, apart
+        assert isinstance(sqlglot.parse_one(grouping, read=dialect), exp.Select)
 
 
 #: Per dialect, the casts of `read_dtypes="cast"` left to polars; the docs page lists the same.

@@ -24,7 +24,7 @@ from sqlglot import exp
 
 from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.sql.backend import SQLTable, compile_rules
-from dagster_dataframely._engine.sql.repeated import LISTED_ROWS
+from dagster_dataframely._engine.sql.repeated import COUNT, FAILED, LISTED_ROWS, RepeatedHead
 from dagster_dataframely.sources._partitions import Partition
 from dagster_dataframely.sources._sql_query import relation
 
@@ -72,44 +72,37 @@ def _queries(dialect: str) -> dict[str, str]:
     )
     table = SQLTable.of(rows, dialect=dialect, run=lambda _: pl.DataFrame())
     compiled = compile_rules(Orders, catalogue, pl.Schema(DTYPES), table.dialect).conditions
-    pushed = [rule for rule in catalogue if rule.name in compiled]
-    by_name = {rule.name: rule for rule in pushed}
+    by_row = [rule for rule in catalogue if rule.name in compiled and not rule.distinct_over]
     shown = ["order_id", "amount"]
     return {
-        "counts": table.sql(table.counts(pushed, compiled)),
+        "counts": table.sql(table.counts(by_row, compiled)),
         "sample_amount_max_exclusive": table.sql(
-            table.sample(
-                by_name["amount|max_exclusive"],
-                compiled["amount|max_exclusive"],
-                shown,
-                5,
-                failed=1,
-                dtypes=DTYPES,
-            )
+            table.sample(compiled["amount|max_exclusive"], shown, 5)
         ),
-        # Many repeated keys: grouped again (a few are fetched by `repeated_keys` and listed).
+        # A key rule: one grouping counts its rows and brings back its first repeated keys.
+        "repeated_head": table.sql(table.head_query(["order_id"], LISTED_ROWS + 1)),
+        # Its sample where it shows more than the key: the rows of the listed keys, or, where
+        # a key is null, of the keys found by grouping again.
+        "sample_primary_key_listed": table.sql(
+            table.key_rows(["order_id"], _head({"order_id": [3, 7]}), shown, 5, DTYPES)
+        ),
         "sample_primary_key": table.sql(
-            table.sample(
-                by_name["primary_key"],
-                compiled["primary_key"],
-                shown,
-                5,
-                failed=LISTED_ROWS + 1,
-                dtypes=DTYPES,
-            )
+            table.key_rows(["order_id"], _head({"order_id": [3, None]}), shown, 5, DTYPES)
         ),
-        "repeated_keys": table.sql(table.repeated(["order_id"]).limit(LISTED_ROWS + 1)),
         "sample_custom_rule": table.sql(
             table.sample(
-                by_name["paid_orders_have_an_amount"],
-                compiled["paid_orders_have_an_amount"],
-                ["order_id", "status", "amount"],
-                5,
-                failed=1,
-                dtypes=DTYPES,
+                compiled["paid_orders_have_an_amount"], ["order_id", "status", "amount"], 5
             )
         ),
     }
+
+
+def _head(keys: dict[str, list[int | None]]) -> RepeatedHead:
+    """A grouping's first repeated `keys`, each twice."""
+    found = pl.DataFrame(keys).with_columns(
+        pl.lit(2).alias(COUNT), pl.lit(2 * len(next(iter(keys.values())))).alias(FAILED)
+    )
+    return RepeatedHead(found, LISTED_ROWS + 1)
 
 
 CASES = [(dialect, name) for dialect in DIALECTS for name in _queries(dialect)]

@@ -1,8 +1,9 @@
-"""The SQL backend: a table's rules counted by one aggregate query, failures sampled by
-bounded `LIMIT` queries, every rule without an exact SQL form evaluated by the polars
-evaluator over only the columns it reads. With `read_dtypes="cast"`, the casts with an exact
-SQL form are made in the query (`casts`), and the rules read the cast columns. It returns the
-polars backend's `Evaluation`, with `engines` saying where each rule ran.
+"""The SQL backend: a table's rules counted by one aggregate query (each `unique` or
+primary-key rule by one grouping query that also brings back the keys its sample shows),
+failures sampled by bounded `LIMIT` queries, every rule without an exact SQL form evaluated
+by the polars evaluator over only the columns it reads. With `read_dtypes="cast"`, the casts
+with an exact SQL form are made in the query (`casts`), and the rules read the cast columns.
+It returns the polars backend's `Evaluation`, with `engines` saying where each rule ran.
 """
 
 from __future__ import annotations
@@ -22,12 +23,11 @@ from .casts import cast_relation, compile_casts
 from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
 from .exactness import NO_SQL_FORM, NotExact, fallback_engine
-from .repeated import LISTED_ROWS, held, listed
+from .repeated import COUNT, FAILED, LISTED_ROWS, RepeatedHead, held, listed
 from .rules import groupable, predicate
 from .staging import Session
 
 _ROWS = "__dy_rows"
-_COUNT = "__dy_count"
 _TABLE = "__dy_table"
 _KEYS = "__dy_keys"
 
@@ -52,7 +52,7 @@ class SQLTable:
     log: Callable[[str], None] = field(default=lambda _: None, compare=False, repr=False)
     #: What the database's catalog says of the table's columns (`catalog.read_facts`).
     facts: TableFacts = field(default_factory=TableFacts, compare=False, repr=False)
-    _repeated: dict[tuple[str, ...], pl.DataFrame] = field(
+    _repeated: dict[tuple[str, ...], RepeatedHead] = field(
         default_factory=dict, init=False, compare=False, repr=False
     )
 
@@ -140,27 +140,30 @@ class SQLTable:
         for name, reason in plan.fallbacks.items():
             self.log(f"Rule {name!r} runs in polars, not {self.dialect.name}: {reason}.")
         pushed = [rule for rule in rules if rule.name in compiled]
-        # A key rule whose few repeated keys one grouping fetched is counted from them.
-        found = {
-            rule.name: self.few_repeated(rule.distinct_over)
+        by_row = [rule for rule in pushed if rule.distinct_over is None]
+        counts = self.run(self.sql(self.counts(by_row, compiled))).row(0)
+        row_count = int(counts[0])
+        # A key rule: one grouping counts its rows and brings back the keys its sample shows.
+        heads = {
+            rule.name: self.repeated_head(rule.distinct_over, max_failure_samples)
             for rule in pushed
             if rule.distinct_over is not None
         }
-        known = {name: int(f[_COUNT].sum() or 0) for name, f in found.items() if f is not None}
-        counted = [rule for rule in pushed if rule.name not in known]
-        counts = self.run(self.sql(self.counts(counted, compiled))).row(0)
-        row_count = int(counts[0])
-        counted_failed = known | {
-            rule.name: int(count or 0) for rule, count in zip(counted, counts[1:], strict=True)
+        counted = {
+            rule.name: int(count or 0) for rule, count in zip(by_row, counts[1:], strict=True)
         }
-        failed = {rule.name: counted_failed[rule.name] for rule in pushed}  # in rule order
+        counted |= {name: head.failed for name, head in heads.items()}
+        failed = {rule.name: counted[rule.name] for rule in pushed}  # in rule order
         samples: dict[str, pl.DataFrame] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
                 shown = _explaining(rule, identify, dtypes)
-                query = self.sample(
-                    rule, compiled[rule.name], shown, max_failure_samples, failed[rule.name], dtypes
-                )
+                if rule.name in heads:
+                    samples[rule.name] = self.key_sample(
+                        rule, heads[rule.name], shown, max_failure_samples, dtypes
+                    )
+                    continue
+                query = self.sample(compiled[rule.name], shown, max_failure_samples)
                 samples[rule.name] = self.run(self.sql(query))
         engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]
@@ -189,75 +192,96 @@ class SQLTable:
         return self.relation.copy().subquery(_quoted(_TABLE))
 
     def counts(self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr]) -> exp.Select:
-        """One scan: the row count, then per rule its failing rows; a `unique` or primary-key
-        rule counts every row of each key that occurs more than once (nulls are one key, as
-        polars' `is_unique` has them)."""
+        """One scan: the row count, then per rule (a row predicate) its failing rows."""
         columns: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWS)]
         for index, rule in enumerate(rules):
-            condition = compiled[rule.name]
-            if rule.distinct_over is None:
-                count: exp.Expr = self.dialect.count_where(exp.not_(exp.paren(condition)))
-            else:
-                count = exp.Coalesce(
-                    this=exp.select(exp.Sum(this=exp.column(_COUNT, quoted=True)))
-                    .from_(self.repeated(rule.distinct_over).subquery("repeated"))
-                    .subquery(),
-                    expressions=[exp.Literal.number(0)],
-                )
-            columns.append(exp.alias_(count, f"r{index}"))
+            if rule.distinct_over is not None:  # its condition is TRUE: it would count 0
+                raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
+            failing = exp.not_(exp.paren(compiled[rule.name]))
+            columns.append(exp.alias_(self.dialect.count_where(failing), f"r{index}"))
         return exp.select(*columns).from_(self.rows())
 
     def repeated(self, keys: Sequence[str]) -> exp.Select:
-        """The keys that occur more than once, with how often (`__dy_count`)."""
+        """The keys that occur more than once, with how often (`__dy_count`); nulls are one
+        key, as polars' `is_unique` has them."""
         key_columns = [exp.column(key, quoted=True) for key in keys]
         return (
-            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), _COUNT, quoted=True))
+            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), COUNT, quoted=True))
             .from_(self.rows())
             .group_by(*key_columns)
             .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
         )
 
+    def head_query(self, keys: Sequence[str], bound: int) -> exp.Select:
+        """One grouping: the first `bound` repeated keys in key order, each with its rows
+        (`__dy_count`) and the rows of all repeated keys (`__dy_failed`, a window over every
+        repeated key, summed before the limit)."""
+        key_columns = [exp.column(key, quoted=True) for key in keys]
+        total = exp.Window(this=exp.Sum(this=exp.column(COUNT, quoted=True)))
+        return (
+            exp.select(
+                *key_columns,
+                exp.column(COUNT, quoted=True),
+                exp.alias_(total, FAILED, quoted=True),
+            )
+            .from_(self.repeated(keys).subquery("repeated"))
+            .order_by(*(exp.column(key, quoted=True) for key in keys))
+            .limit(bound)
+        )
+
+    def repeated_head(self, keys: Sequence[str], shown: int = 0) -> RepeatedHead:
+        """`head_query`'s rows, fetched once per table, bound to show `shown` rows and to
+        hold every repeated key where `LISTED_ROWS` rows fail: a rule's count and sample and
+        a collection's filters all read them."""
+        if tuple(keys) not in self._repeated:
+            bound = max(LISTED_ROWS, shown) + 1
+            found = self.run(self.sql(self.head_query(keys, bound)))
+            self._repeated[tuple(keys)] = RepeatedHead(found, bound)
+        return self._repeated[tuple(keys)]
+
     def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
-        """The rows of `repeated(keys)`, fetched once per table: a rule's count and sample
-        and a collection's filters all read them (`repeated`)."""
-        if tuple(keys) not in self._repeated:
-            self._repeated[tuple(keys)] = self.run(self.sql(self.repeated(keys)))
-        return self._repeated[tuple(keys)]
+        """Every repeated key with how often it occurs (`__dy_count`): `repeated_head`'s
+        where it holds them all, else the rows of `repeated(keys)`."""
+        head = self.repeated_head(keys)
+        if head.complete:
+            return head.keys(keys)
+        return self.run(self.sql(self.repeated(keys)))
 
-    def few_repeated(self, keys: Sequence[str]) -> pl.DataFrame | None:
-        """`repeated_keys` where there are at most `LISTED_ROWS` of them (one grouping
-        query, its rows bounded), else None."""
-        if tuple(keys) not in self._repeated:
-            found = self.run(self.sql(self.repeated(keys).limit(LISTED_ROWS + 1)))
-            if found.height > LISTED_ROWS:
-                return None
-            self._repeated[tuple(keys)] = found
-        return self._repeated[tuple(keys)]
+    def sample(self, condition: exp.Expr, shown: Sequence[str], limit: int) -> exp.Select:
+        """Up to `limit` rows failing a rule's `condition`, its explaining columns."""
+        columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
+        failing = exp.not_(exp.paren(condition))
+        return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
 
-    def sample(
+    def key_sample(
         self,
         rule: Rule,
-        condition: exp.Expr,
+        head: RepeatedHead,
         shown: Sequence[str],
         limit: int,
-        failed: int,
+        dtypes: Mapping[str, pl.DataType],
+    ) -> pl.DataFrame:
+        """Up to `limit` rows of a `unique` or primary-key rule's smallest repeated keys:
+        built from `head` where `shown` are key columns, else read by `key_rows`."""
+        keys = list(rule.distinct_over or ())
+        if set(shown) <= set(keys):
+            return head.rows(shown, limit)
+        return self.run(self.sql(self.key_rows(keys, head, shown, limit, dtypes)))
+
+    def key_rows(
+        self,
+        keys: Sequence[str],
+        head: RepeatedHead,
+        shown: Sequence[str],
+        limit: int,
         dtypes: Mapping[str, pl.DataType],
     ) -> exp.Select:
-        """Up to `limit` failing rows of `rule`, its explaining columns; for a `unique` or
-        primary-key rule, the rows of its `limit` smallest repeated keys (listed where the
-        rule `failed` few rows, else found by grouping again)."""
+        """The `shown` columns of the rows of the `limit` smallest repeated `keys`: those of
+        `head` listed as literals, else found by grouping again (a null key part, a type
+        without literals)."""
         columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
-        if rule.distinct_over is None:
-            failing = exp.not_(exp.paren(condition))
-            return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
-        keys = list(rule.distinct_over)
         order = [exp.column(key, table=_TABLE, quoted=True) for key in keys]
-        found = self.repeated_keys(keys) if failed <= LISTED_ROWS else None
-        few = (
-            None
-            if found is None
-            else listed(found.sort(keys).head(limit), keys, dtypes, self.dialect.name)
-        )
+        few = listed(head.found.head(limit), keys, dtypes, self.dialect.name)
         if few is not None:
             return (
                 exp.select(*columns)
@@ -285,7 +309,7 @@ class SQLTable:
             exp.select(*columns)
             .from_(self.rows())
             .join(smallest.subquery(_quoted(_KEYS)), on=same_key)
-            .order_by(*(exp.column(key, table=_TABLE, quoted=True) for key in keys))
+            .order_by(*order)
             .limit(limit)
         )
 

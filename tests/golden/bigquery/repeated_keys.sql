@@ -1,1 +1,0 @@
-SELECT `order_id`, COUNT(*) AS `__dy_count` FROM (SELECT * FROM `shop`.`orders` WHERE (ordered_at) >= CAST('2024-03-31 00:00:00' AS DATETIME) AND (ordered_at) < CAST('2024-04-01 00:00:00' AS DATETIME)) AS `__dy_table` GROUP BY `order_id` HAVING COUNT(*) > 1 LIMIT 1001

@@ -27,6 +27,7 @@ from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
 from ..errors import ColumnSchemaError, UnknownAssetError
 from ..sources import Source, SourceLike, as_source, reading
+from ..sources._base import for_run
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -115,7 +116,8 @@ def schema_checks(
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
         _refuse_undeclared(context, key)
-        with reading(key, reader), reader.open_table(context, key) as table:
+        source = for_run(reader, context, key)  # a database source names its table
+        with reading(key, source), source.open_table(context, key) as table:
             outcome = schema_results(
                 dy_schema,
                 as_lazy(table.frame, asset=key.to_user_string()),

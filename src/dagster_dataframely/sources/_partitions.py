@@ -133,7 +133,13 @@ def _key_literals(keys: tuple[str, ...], dtype: pl.DataType, dialect: str) -> li
             "depends on the database). Give a text, integer or date expression, e.g. "
             "partition_expr='CAST(order_date AS DATE)'."
         )
-    values = pl.Series(keys, dtype=pl.String).cast(dtype, strict=False)
+    text = pl.Series(keys, dtype=pl.String)
+    if dtype == pl.Date:
+        values = text.str.to_date("%Y-%m-%d", strict=False)
+    elif dtype == pl.Boolean:
+        values = text.replace_strict({"true": True, "false": False}, default=None)
+    else:
+        values = text.cast(dtype, strict=False)
     found = [
         literal(value, dtype, dialect)
         for key, value, text in zip(keys, values, values.cast(pl.String), strict=True)

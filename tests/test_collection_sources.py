@@ -215,6 +215,19 @@ def test_a_missing_source_file_names_the_member_and_the_source(tmp_path: Path) -
     name, message = _user_error(result)
     assert name == SourceReadError.__name__
     assert f"Could not read asset customers from parquet '{missing}'" in message
+    assert "(collection member 'customers')" in message
+
+
+def test_a_missing_database_table_names_the_member_and_the_table(tmp_path: Path) -> None:
+    stored = _stored(tmp_path)
+    sources = {**_sources(stored["customers_path"])}
+    sources["orders"] = dd.sources.DuckDBTableSource(table="main.no_orders")
+    result = _checked_with(stored, sources)
+
+    name, message = _user_error(result)
+    assert name == SourceReadError.__name__
+    assert "Could not read asset orders from DuckDB table 'main.no_orders'" in message
+    assert "(collection member 'orders')" in message and "no_orders" in message
 
 
 def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(

@@ -41,11 +41,11 @@ def role_of(connection: Any) -> str | None:
 
 
 def connection_error(
-    error: Exception, *, asset: str, source: str, table: str | None, resource_key: str
+    error: Exception, *, asset: str, source: str, resource_key: str
 ) -> SourceConnectionError:
-    reading = f" (table {table})" if table else ""
+    """The error of a connection the resource could not open: nothing was read."""
     return SourceConnectionError(
-        f"Could not connect to the database of asset {asset}{reading} through {source}: "
+        f"Could not connect to the database of asset {asset} ({source}): "
         f"{type(error).__name__}: {_text(error)}. Nothing was checked. Check that the server "
         f"is running and accepts connections at the address resource '{resource_key}' gives, "
         "and the resource's credentials."
@@ -77,11 +77,12 @@ def query_error(
     if rules and not _read_failure(error, state):
         return RuleEvaluationError(
             f"Could not evaluate the rules of asset {asset} in {source}: {dialect} read table "
-            f"{table}{as_role} but failed computing a pushed-down rule: {detail}. The rule's "
-            "SQL means something the database cannot compute as polars does (an overflow, a "
-            "regex its engine refuses). Report it to dagster-dataframely so that the rule falls "
-            "back to polars; meanwhile check the table in polars (DuckDBTableSource("
-            "pushdown=False), or a ParquetSource or the asset's IO manager)."
+            f"{table}{as_role} but failed computing the rules pushed down to it: {detail}. A "
+            "rule's SQL, or a value it reads, fails in the database (an overflow, a regex its "
+            "engine refuses, an error in a view's column). If the table's values are sound, "
+            "report the rule to dagster-dataframely, so that it falls back to polars; meanwhile "
+            "check the table in polars (DuckDBTableSource(pushdown=False), or a function "
+            "source that reads it)."
         )
     fix = _READ_FIXES.get(state, _READ_FIX).format(table=table, role=role or "the resource's role")
     return SourceReadError(

@@ -117,7 +117,6 @@ class SQLTableSource(Source):
                     error,
                     asset=asset_key.to_user_string(),
                     source=source.describe(),
-                    table=source.table,
                     resource_key=self.resource_key,
                 ) from error
             database = _Database(connection, source, asset_key, context.log.info)

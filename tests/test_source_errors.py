@@ -7,6 +7,8 @@ where the driver knows it, and the fix that fits; no rule is reported as passed.
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import socket
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -171,3 +173,27 @@ def test_a_rule_duckdb_fails_to_compute_is_an_evaluation_error(tmp_path: Path) -
 def _role(connection: Any, name: str) -> bool:
     found = connection.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (name,)).fetchone()
     return found is not None
+
+
+class PlainDuckDB(dg.ConfigurableResource):
+    """A DuckDB resource that opens its file once (DuckDBResource retries for a minute)."""
+
+    database: str
+
+    @contextmanager
+    def get_connection(self) -> Iterator[duckdb.DuckDBPyConnection]:
+        with duckdb.connect(self.database) as connection:
+            yield connection
+
+
+def test_a_duckdb_file_that_cannot_be_opened_is_a_connection_error(tmp_path: Path) -> None:
+    missing = tmp_path / "no_such_folder" / "warehouse.duckdb"
+    resources = {"duckdb": PlainDuckDB(database=str(missing))}
+
+    instance, result = run_payments_checks(Payments, dd.sources.DuckDBTableSource(), resources)
+
+    name, message = _error(result)
+    assert name == "SourceConnectionError"
+    assert "Could not connect to the database of asset payments (DuckDB table " in message
+    assert "'finance.payments' via resource 'duckdb')" in message and "no_such_folder" in message
+    _no_placeholder(instance, result, message)

@@ -12,7 +12,7 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -74,6 +74,27 @@ class DuckDBTableSource(Source):
         return f"DuckDB table {table} via resource '{self.resource_key}'"
 
     @contextmanager
+    def connection(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> Iterator[Any]:
+        """The resource's connection, open inside the context; one it cannot open (a missing
+        folder, a file another process holds) is a `SourceConnectionError`."""
+        from ._failures import connection_error
+
+        with ExitStack() as stack:
+            resource = getattr(context.resources, self.resource_key)
+            try:
+                connection = stack.enter_context(resource.get_connection())
+            except Exception as error:
+                raise connection_error(
+                    error,
+                    asset=asset_key.to_user_string(),
+                    source=self.describe(),
+                    resource_key=self.resource_key,
+                ) from error
+            yield connection
+
+    @contextmanager
     def open(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> Iterator[pl.LazyFrame]:
@@ -81,7 +102,7 @@ class DuckDBTableSource(Source):
         assert isinstance(source, DuckDBTableSource) and source.reference.table is not None
         partition = run_partition(context)
         require_expr(partition, self.partition_expr, source.describe())
-        with getattr(context.resources, self.resource_key).get_connection() as connection:
+        with source.connection(context, asset_key) as connection:
             rows = relation(
                 connection, source.reference.table, partition, self.reference.partition_expr
             )
@@ -121,7 +142,7 @@ class DuckDBTableSource(Source):
                 dialect="DuckDB",
             )
 
-        with getattr(context.resources, self.resource_key).get_connection() as connection:
+        with source.connection(context, asset_key) as connection:
             rows = relation(
                 connection, source.reference.table, partition, self.reference.partition_expr
             )

@@ -12,7 +12,7 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import ExitStack, contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -73,26 +73,19 @@ class DuckDBTableSource(Source):
         table = f"'{self.table}'" if self.table else "of the asset"
         return f"DuckDB table {table} via resource '{self.resource_key}'"
 
-    @contextmanager
     def connection(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
-    ) -> Iterator[Any]:
+    ) -> AbstractContextManager[Any]:
         """The resource's connection, open inside the context; one it cannot open (a missing
         folder, a file another process holds) is a `SourceConnectionError`."""
-        from ._failures import connection_error
+        from ._failures import connecting
 
-        with ExitStack() as stack:
-            resource = getattr(context.resources, self.resource_key)
-            try:
-                connection = stack.enter_context(resource.get_connection())
-            except Exception as error:
-                raise connection_error(
-                    error,
-                    asset=asset_key.to_user_string(),
-                    source=self.describe(),
-                    resource_key=self.resource_key,
-                ) from error
-            yield connection
+        return connecting(
+            getattr(context.resources, self.resource_key).get_connection(),
+            asset=asset_key.to_user_string(),
+            source=self.describe(),
+            resource_key=self.resource_key,
+        )
 
     @contextmanager
     def open(

@@ -6,9 +6,16 @@ the role where the driver tells it, and the fix that fits what failed.
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
-from ..errors import RuleEvaluationError, SourceConnectionError, SourceReadError
+from ..errors import (
+    DagsterDataframelyError,
+    RuleEvaluationError,
+    SourceConnectionError,
+    SourceReadError,
+)
 from ._base import logged
 
 #: SQLSTATEs (PostgreSQL, Snowflake, ...) of a table that cannot be read, and the fix each
@@ -40,7 +47,25 @@ def role_of(connection: Any) -> str | None:
     return role if isinstance(role, str) and role else None
 
 
-def connection_error(
+@contextmanager
+def connecting(
+    opening: AbstractContextManager[Any], *, asset: str, source: str, resource_key: str
+) -> Iterator[Any]:
+    """The connection `opening` gives, open inside the context; a failure to open it is a
+    `SourceConnectionError` (this package's own errors, a resource that gives none, pass)."""
+    with ExitStack() as stack:
+        try:
+            connection = stack.enter_context(opening)
+        except DagsterDataframelyError:
+            raise
+        except Exception as error:
+            raise _connection_error(
+                error, asset=asset, source=source, resource_key=resource_key
+            ) from error
+        yield connection
+
+
+def _connection_error(
     error: Exception, *, asset: str, source: str, resource_key: str
 ) -> SourceConnectionError:
     """The error of a connection the resource could not open: nothing was read."""

@@ -22,7 +22,7 @@ from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
-from ._failures import connection_error, query_error, role_of
+from ._failures import connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 
 if TYPE_CHECKING:  # sqlglot is imported only when the source opens
@@ -108,17 +108,14 @@ class SQLTableSource(Source):
         require_expr(partition, self.partition_expr, source.describe())
         resource = getattr(context.resources, self.resource_key)
         with ExitStack() as stack:
-            try:
-                connection = stack.enter_context(connection_of(resource, self.resource_key))
-            except (*SOURCE_ERRORS, InvalidSourceError):
-                raise
-            except Exception as error:
-                raise connection_error(
-                    error,
+            connection = stack.enter_context(
+                connecting(
+                    connection_of(resource, self.resource_key),
                     asset=asset_key.to_user_string(),
                     source=source.describe(),
                     resource_key=self.resource_key,
-                ) from error
+                )
+            )
             database = _Database(connection, source, asset_key, context.log.info)
             stack.enter_context(database.pinned())
             rows = relation(

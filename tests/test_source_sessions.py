@@ -19,7 +19,7 @@ import duckdb
 import polars as pl
 import psycopg
 import pytest
-from postgres import PostgresServer
+from postgres import PostgresResource, PostgresServer
 from support import evaluations
 from test_pushdown import _outcomes
 
@@ -42,6 +42,12 @@ class Ledger(dy.Schema):
     booked_on = dy.Date(min=dt.date(2024, 1, 2))
     booked_at = dy.Datetime(min=dt.datetime(2024, 1, 1, 23, 45))
     taken_at = dy.Datetime(time_zone="UTC")
+    folder = dy.String()
+
+    @dy.rule()
+    def folder_is_known(cls) -> pl.Expr:
+        """`\t` is a tab in a literal without standard conforming strings."""
+        return pl.col("folder").is_in([r"C:\tmp", "D:"])
 
 
 class DuckLedger(Ledger):
@@ -62,6 +68,7 @@ ROWS = pl.DataFrame(
             dt.datetime(2024, 1, 1, 23, 30, tzinfo=UTC),  # 00:30 on Jan 2 in Berlin
         ]
         * 3,
+        "folder": [r"C:\tmp", "D:", r"C:\tmp", "E:", r"C:\tmp", "D:"],
     },
     schema_overrides={"taken_at": pl.Datetime("us", "UTC")},
 )
@@ -71,7 +78,7 @@ def _expected(rows: pl.DataFrame) -> dict[str, tuple[int, int]]:
     """check name -> (failed rows, rows), as Dataframely counts them on `rows`."""
     _, failures = Ledger.filter(rows)
     counts = failures.counts()
-    rules = ("primary_key", "code|regex", "booked_on|min", "booked_at|min")
+    rules = ("primary_key", "code|regex", "booked_on|min", "booked_at|min", "folder_is_known")
     return {
         "dy_rule__" + rule.replace("|", "__"): (counts.get(rule, 0), rows.height) for rule in rules
     }
@@ -122,7 +129,8 @@ TABLE = """
 CREATE SCHEMA IF NOT EXISTS books;
 DROP TABLE IF EXISTS books.ledger;
 CREATE TABLE books.ledger (
-    entry_id bigint, code text, booked_on date, booked_at timestamp, taken_at timestamptz
+    entry_id bigint, code text, booked_on date, booked_at timestamp, taken_at timestamptz,
+    folder text
 );
 """
 
@@ -134,8 +142,9 @@ def clerk(postgres: PostgresServer) -> PostgresServer:
     with postgres.connect() as connection:
         connection.execute(TABLE)
         with connection.cursor() as cursor:
-            cursor.executemany("INSERT INTO books.ledger VALUES (%s, %s, %s, %s, %s)", ROWS.rows())
-        connection.execute("DROP OWNED BY clerk" if _exists(connection) else "SELECT 1")
+            insert = "INSERT INTO books.ledger VALUES (%s, %s, %s, %s, %s, %s)"
+            cursor.executemany(insert, ROWS.rows())
+        connection.execute("DROP OWNED BY clerk" if _exists(connection, "clerk") else "SELECT 1")
         connection.execute("DROP ROLE IF EXISTS clerk")
         connection.execute("CREATE ROLE clerk LOGIN")
         connection.execute("GRANT USAGE ON SCHEMA books TO clerk")
@@ -145,10 +154,9 @@ def clerk(postgres: PostgresServer) -> PostgresServer:
     return postgres
 
 
-def _exists(connection: psycopg.Connection) -> bool:
-    return (
-        connection.execute("SELECT 1 FROM pg_roles WHERE rolname = 'clerk'").fetchone() is not None
-    )
+def _exists(connection: psycopg.Connection, role: str) -> bool:
+    found = connection.execute("SELECT 1 FROM pg_roles WHERE rolname = %s", (role,)).fetchone()
+    return found is not None
 
 
 def _settings(connection: psycopg.Connection) -> dict[str, str]:
@@ -170,6 +178,30 @@ def test_a_postgres_session_of_other_settings_checks_what_polars_checks(
     _assert_as_polars(result, case)
     assert _settings(connection) == USER_SETTINGS  # given back with the user's settings
     connection.close()
+
+
+@pytest.mark.parametrize("case", ["whole table", "static date keys"])
+@pytest.mark.parametrize("setting", list(USER_SETTINGS))
+def test_each_postgres_setting_alone_leaves_the_counts_polars(
+    clerk: PostgresServer, setting: str, case: str
+) -> None:
+    # One setting at a time, so that none hides behind another: DateStyle turned a text cast
+    # of the date keys into '02/01/2024' (no row), standard_conforming_strings=off read the
+    # `\t` of a string literal as a tab (its valid rows failed).
+    role = f"clerk_{setting.lower()}"
+    with clerk.connect() as connection:
+        connection.execute(f"DROP OWNED BY {role}" if _exists(connection, role) else "SELECT 1")
+        connection.execute(f"DROP ROLE IF EXISTS {role}")
+        connection.execute(f"CREATE ROLE {role} LOGIN")
+        connection.execute(f"GRANT USAGE ON SCHEMA books TO {role}")
+        connection.execute(f"GRANT SELECT ON books.ledger TO {role}")
+        connection.execute(f"ALTER ROLE {role} SET {setting} = '{USER_SETTINGS[setting]}'")
+    source = dd.sources.SQLTableSource(
+        resource_key="warehouse", dialect="postgres", partition_expr=CASES[case][0]
+    )
+    resource = PostgresResource(conninfo=clerk.conninfo_for(role))
+
+    _assert_as_polars(_run(source, {"warehouse": resource}, case), case)
 
 
 # -------------------------------------- DuckDB -------------------------------------- #

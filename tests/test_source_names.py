@@ -15,6 +15,7 @@ import duckdb
 import pytest
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
+from support import logs
 from test_pushdown import _outcomes
 
 import dagster_dataframely as dd
@@ -121,3 +122,29 @@ def test_a_bad_partition_expr_in_yaml_fails_when_the_component_loads() -> None:
         dd.sources.source_from_config(
             "sql", {"resource_key": "w", "dialect": "postgres", "partition_expr": "order_date +"}
         )
+
+
+def test_an_empty_table_read_by_its_metadata_name_is_named_in_the_warning(
+    warehouse: Path,
+) -> None:
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute('CREATE TABLE "empty orders" (order_id bigint, amount double)')
+    spec = dg.AssetSpec("orders", metadata={"dagster/table_name": '"empty orders"'})
+    checks = dd.schema_checks(Orders, asset="orders", source=dd.sources.DuckDBTableSource())
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
+    defs = dg.Definitions(
+        assets=[spec],
+        asset_checks=[checks],
+        jobs=[job],
+        resources={"duckdb": DuckDBResource(database=str(warehouse))},
+    )
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = defs.get_job_def("checks").execute_in_process(instance=instance)
+
+    read = logs(instance, result)
+    assert any(
+        "Asset orders loaded 0 rows from DuckDB table '\"empty orders\"' via resource" in line
+        for line in read
+    )
+    assert not [line for line in read if "(dagster/table_name)" in line or "<table>" in line]

@@ -134,7 +134,7 @@ def schema_checks(
             for result in with_not_evaluated(ours, selected):
                 reported.append(result)
                 yield result
-        _warn_if_empty(context, key, reader, reported)
+        _warn_if_empty(context, key, source, reported)
 
     return _checks
 

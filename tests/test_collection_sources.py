@@ -125,7 +125,7 @@ def test_members_from_duckdb_and_parquet_report_the_filter_counts(tmp_path: Path
     assert "order_report" not in materialized(result)
     read = logs(instance, result)
     # The DuckDB member is checked by pushdown; the filters reading other sources, in polars.
-    assert any(f"Checking asset orders from DuckDB table {TABLE}" in m for m in read)
+    assert any(f"Checking asset orders from DuckDB table '{TABLE}'" in m for m in read)
     assert any("Reading asset customers from parquet" in m for m in read)
     assert any(m.startswith("Loaded order_lines through IO manager 'io_manager'") for m in read)
 
@@ -215,6 +215,19 @@ def test_a_missing_source_file_names_the_member_and_the_source(tmp_path: Path) -
     name, message = _user_error(result)
     assert name == SourceReadError.__name__
     assert f"Could not read asset customers from parquet '{missing}'" in message
+    assert "(collection member 'customers')" in message
+
+
+def test_a_missing_database_table_names_the_member_and_the_table(tmp_path: Path) -> None:
+    stored = _stored(tmp_path)
+    sources = {**_sources(stored["customers_path"])}
+    sources["orders"] = dd.sources.DuckDBTableSource(table="main.no_orders")
+    result = _checked_with(stored, sources)
+
+    name, message = _user_error(result)
+    assert name == SourceReadError.__name__
+    assert "Could not read asset orders from DuckDB table 'main.no_orders'" in message
+    assert "(collection member 'orders')" in message and "no_orders" in message
 
 
 def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(
@@ -234,7 +247,7 @@ def test_a_source_failing_amid_the_joins_names_every_member_and_its_reader(
     assert name == SourceReadError.__name__
     assert "Could not read the members of collection Shop" in message
     assert f"customers (asset customers) from parquet '{path}'" in message
-    assert "orders (asset orders) from DuckDB table (dagster/table_name)" in message
+    assert f"orders (asset orders) from DuckDB table '{TABLE}' via resource" in message
     assert "lines (asset order_lines) from IO manager 'io_manager'" in message
     assert "Data corruption" in message
 

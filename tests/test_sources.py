@@ -109,7 +109,8 @@ def test_external_asset_on_duckdb_is_checked_through_the_resource(tmp_path: Path
     result = _check(defs, instance=instance)
 
     assert _counts(result) == EXPECTED
-    assert any("from DuckDB table sales.orders" in line for line in logs(instance, result))
+    read = logs(instance, result)
+    assert any("from DuckDB table 'sales.orders' via resource" in line for line in read)
 
 
 class Notes(dy.Schema):

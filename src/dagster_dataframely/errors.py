@@ -25,6 +25,8 @@ __all__ = [
     "QuarantineLayoutError",
     "QuarantineSelectionError",
     "ReservedColumnError",
+    "RuleEvaluationError",
+    "SourceConnectionError",
     "SourceReadError",
     "UnknownAssetError",
     "UnloadableAssetError",
@@ -119,6 +121,17 @@ class FrameConversionError(DagsterDataframelyError, TypeError):
 class SourceReadError(DagsterDataframelyError):
     """The sidecar could not read an asset's table from its source (a missing or truncated
     file, a refused query); the message names the asset and the source."""
+
+
+class SourceConnectionError(SourceReadError):
+    """The sidecar could not connect to an asset's database (a server that refuses, a wrong
+    host or password); the message names the asset, the source, the table and the resource."""
+
+
+class RuleEvaluationError(DagsterDataframelyError):
+    """The database read the table but failed evaluating a pushed-down rule (an overflow, a
+    regex its engine refuses): not a read problem; the message names the asset, the source,
+    the table and the query."""
 
 
 class IOManagerLoadError(SourceReadError):

@@ -32,7 +32,7 @@ from ..errors import (
     UnsupportedSchemaError,
 )
 from ..sources import Source, SourceLike, as_source, reading
-from ..sources._base import StoredTable
+from ..sources._base import StoredTable, for_run
 from ..sources._loading import read_errors
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
@@ -122,15 +122,17 @@ def collection_checks(
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
         guard_partitions(context, resolved, partitions_def)
+        # Each source bound to its member's asset: a database source names its table.
+        bound = {m.name: for_run(readers[m.name], context, m.key) for m in resolved}
         with ExitStack() as stack:
             tables = {
-                member.name: _opened(stack, context, member, readers[member.name])
+                member.name: _opened(stack, context, member, bound[member.name])
                 for member in resolved
             }
             selected = set(context.selected_asset_check_keys)
             frames = {name: table.frame for name, table in tables.items()}
             pushdowns = {name: table.pushdown for name, table in tables.items()}
-            with _reading_members(collection, resolved, readers):
+            with _reading_members(collection, resolved, bound):
                 # A member of the wrong shape stops every check not yet reported: one log says so.
                 yield from stopping_at_mismatch(
                     collection_results(run, frames, selected, pushdowns=pushdowns),
@@ -150,7 +152,7 @@ def _opened(
     """The member's table from `reader` (and for a database source, the table as SQL), open
     until `stack` closes. Its schema is read now, so a missing file or table fails naming
     this member, not later amid the joins."""
-    with reading(member.key, reader):
+    with reading(member.key, reader, member=member.name):
         table = stack.enter_context(reader.open_table(context, member.key))
         table.frame.collect_schema()
     return table

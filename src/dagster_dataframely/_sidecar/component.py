@@ -214,6 +214,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         declares) an undeclared key is refused, and the asset's partitions are the default."""
         spec = declared.specs.get(entry.asset) if declared else None
         try:
+            source = entry.source.build() if entry.source else None
+            if source is not None and spec is not None:  # its dagster/table_name, read now
+                source = source.for_asset(spec.key, spec.metadata)
             checks = schema_checks(
                 entry.schema,
                 asset=entry.asset,
@@ -222,7 +225,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 partitions_def=entry.partitions_def
                 or self.partitions_def
                 or (spec.partitions_def if spec else None),
-                source=entry.source.build() if entry.source else None,
+                source=source,
             )
             if declared and not spec:
                 declared.refuse(entry.asset)

@@ -28,6 +28,7 @@ from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
+from ..sources._base import for_run
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -114,7 +115,8 @@ def schema_checks(
         selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
-        with reading(key, reader), reader.open_table(context, key) as table:
+        source = for_run(reader, context, key)  # a database source names its table
+        with reading(key, source), source.open_table(context, key) as table:
             outcome = schema_results(
                 dy_schema,
                 as_lazy(table.frame, asset=key.to_user_string()),
@@ -131,7 +133,7 @@ def schema_checks(
             for result in stopping_at_mismatch(ours, selected, context.log):
                 reported.append(result)
                 yield result
-        _warn_if_empty(context, key, reader, reported)
+        _warn_if_empty(context, key, source, reported)
 
     return guard(_checks, by="dd.schema_checks(asset={key})")
 

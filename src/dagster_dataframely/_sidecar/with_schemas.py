@@ -82,7 +82,7 @@ def with_schemas(
     unknown = list(dict.fromkeys(key for key in [*by_key, *members] if key not in specs))
     if unknown:
         raise UnknownAssetError(_unknown_message(unknown, list(specs)))
-    sources = _sources(source, [*by_key, *members], io_managers)
+    sources = _sources(source, [*by_key, *members], io_managers, specs)
     collection_checks, by_collection = [], set[dg.AssetKey]()
     for collection, entry in collections.items():
         built, member_schemas = declared_collection_checks(
@@ -179,9 +179,11 @@ def _sources(
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None,
     keys: Sequence[dg.AssetKey],
     io_managers: Mapping[dg.AssetKey, str | None],
+    specs: Mapping[dg.AssetKey, dg.AssetSpec],
 ) -> dict[dg.AssetKey, SourceLike]:
-    """The source of each checked asset (schema entries and collection members); its IO
-    manager where `source` names none."""
+    """The source of each checked asset (schema entries and collection members), bound to
+    the asset (a database source reads its `dagster/table_name` now, so a bad one fails as
+    the Definitions load); its IO manager where `source` names none."""
     given = (
         {parse_asset_key(key, argument="source key"): value for key, value in source.items()}
         if isinstance(source, Mapping)
@@ -204,7 +206,9 @@ def _sources(
                 "there is no stored table to load. Say where its table is with source= (e.g. "
                 "dd.sources.DuckDBTableSource(), reading its dagster/table_name)."
             )
-        chosen[key] = as_source(value, io_manager_key=io_managers[key])
+        chosen[key] = as_source(value, io_manager_key=io_managers[key]).for_asset(
+            key, specs[key].metadata
+        )
     return chosen
 
 

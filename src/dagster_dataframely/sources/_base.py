@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import dagster as dg
 import polars as pl
 
-from ..errors import SourceReadError
+from ..errors import RuleEvaluationError, SourceConnectionError, SourceReadError
 from ._loading import read_errors
 
 if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
@@ -40,6 +40,13 @@ class Source(ABC):
         """The resource keys the check must require for this source to read."""
         return frozenset()
 
+    def for_asset(self, asset_key: dg.AssetKey, metadata: Mapping[str, Any]) -> Source:
+        """This source bound to `asset_key`, whose definition metadata is `metadata`: a
+        database source without `table=` names the asset's table (its `dagster/table_name`,
+        else its key), so that messages say which table. A name that is not one raises
+        `InvalidSourceError` here, when the Definitions load."""
+        return self
+
     @abstractmethod
     def describe(self) -> str:
         """What the source reads, for messages: `DuckDB table 'main.orders' via 'duckdb'`."""
@@ -59,21 +66,38 @@ class Source(ABC):
             yield StoredTable(frame)
 
 
+def for_run(
+    source: Source, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+) -> Source:
+    """`source` bound to `asset_key` as the run's job defines it (see `Source.for_asset`)."""
+    layer = context.job_def.asset_layer
+    metadata = layer.get(asset_key).metadata if layer.has(asset_key) else {}
+    return source.for_asset(asset_key, metadata)
+
+
 @contextmanager
-def reading(asset_key: dg.AssetKey, source: Source) -> Iterator[None]:
+def reading(asset_key: dg.AssetKey, source: Source, *, member: str | None = None) -> Iterator[None]:
     """Re-raise a read failure (a missing or truncated file, a refused query) as
-    `SourceReadError` naming the asset and the source, not only the step."""
+    `SourceReadError` naming the asset and the source, not only the step; a collection's
+    `member`, when given, is named in every source error."""
+    of = "" if member is None else f" (collection member {member!r})"
     try:
         yield
+    except SOURCE_ERRORS as error:
+        if member is None:
+            raise
+        raise type(error)(f"Collection member {member!r}: {error}") from error
     except read_errors() as error:
         raise SourceReadError(
-            f"Could not read asset {asset_key.to_user_string()} from {source.describe()}: "
+            f"Could not read asset {asset_key.to_user_string()} from {source.describe()}{of}: "
             f"{type(error).__name__}: {error}. Check that the asset was materialized (for this "
             "partition) and that the stored table is complete."
         ) from error
 
 
 SourceLike = Source | Callable[..., Any]
+#: What a source raises for a table it could not reach, read or evaluate rules on.
+SOURCE_ERRORS = (SourceReadError, SourceConnectionError, RuleEvaluationError)
 
 
 #: The longest SQL text the step log shows of one query.

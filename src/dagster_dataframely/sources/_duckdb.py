@@ -11,24 +11,24 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from contextlib import contextmanager
-from dataclasses import dataclass
-from typing import Any
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, contextmanager
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import polars as pl
 from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
-from ._base import Source, StoredTable
+from ._base import Source, StoredTable, for_run
+from ._duckdb_cursors import DIALECT, own_cursor, relation
 from ._partitions import require_expr, run_partition
 
-#: The metadata key dagster-dbt and Dagster's database IO managers set to the table's name.
-TABLE_NAME = "dagster/table_name"
+if TYPE_CHECKING:
+    from ._names import Reference
+
 _BATCH_ROWS = 100_000
-#: Session settings of the source's own cursors (the resource's connection keeps its own).
-_CURSOR_SETTINGS = ("produce_arrow_string_view = true", "arrow_output_version = '1.4'")
 #: The first DuckDB with `to_arrow_reader` and these settings per session.
 _OLDEST_DUCKDB = (1, 5)
 
@@ -49,31 +49,60 @@ class DuckDBTableSource(Source):
     table: str | None = None
     partition_expr: str | None = None
     pushdown: bool = True
+    #: `table` and `partition_expr` as parsed (see `_names`), so a bad one fails here.
+    reference: Reference = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        from ._names import Reference
+
+        parsed = Reference.parse("DuckDBTableSource", self.table, self.partition_expr, DIALECT)
+        object.__setattr__(self, "reference", parsed)
 
     @property
     def required_resource_keys(self) -> frozenset[str]:
         return frozenset({self.resource_key})
 
+    def for_asset(self, asset_key: dg.AssetKey, metadata: Mapping[str, Any]) -> DuckDBTableSource:
+        from ._names import asset_table
+
+        if self.table is not None:
+            return self
+        return replace(self, table=asset_table(asset_key, metadata, DIALECT))
+
     def describe(self) -> str:
-        table = f"'{self.table}'" if self.table else "(dagster/table_name)"
+        table = f"'{self.table}'" if self.table else "of the asset"
         return f"DuckDB table {table} via resource '{self.resource_key}'"
+
+    def connection(
+        self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
+    ) -> AbstractContextManager[Any]:
+        """The resource's connection, open inside the context; one it cannot open (a missing
+        folder, a file another process holds) is a `SourceConnectionError`."""
+        from ._failures import connecting
+
+        return connecting(
+            getattr(context.resources, self.resource_key).get_connection(),
+            asset=asset_key.to_user_string(),
+            source=self.describe(),
+            resource_key=self.resource_key,
+        )
 
     @contextmanager
     def open(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> Iterator[pl.LazyFrame]:
-        table = self.table or table_name(context, asset_key)
+        source = for_run(self, context, asset_key)
+        assert isinstance(source, DuckDBTableSource) and source.reference.table is not None
         partition = run_partition(context)
-        require_expr(partition, self.partition_expr, self.describe())
-        relation = _quoted(table)
-        query = f"SELECT * FROM {relation}"
-        with getattr(context.resources, self.resource_key).get_connection() as connection:
-            if partition is not None and self.partition_expr is not None:
-                zoned = _is_zoned(connection, relation, self.partition_expr)
-                query += f" WHERE {partition.sql(self.partition_expr, zoned=zoned)}"
+        require_expr(partition, self.partition_expr, source.describe())
+        with source.connection(context, asset_key) as connection:
+            rows = relation(
+                connection, source.reference.table, partition, self.reference.partition_expr
+            )
+            query = rows.sql(dialect=DIALECT)
             context.log.info(
-                f"Reading asset {asset_key.to_user_string()} from DuckDB table {table} "
-                f"(resource '{self.resource_key}'), streamed: {query}"
+                f"Reading asset {asset_key.to_user_string()} from {source.describe()}, "
+                f"streamed: {query}"
             )
             with scan_duckdb(connection, query) as frame:
                 yield frame
@@ -86,33 +115,46 @@ class DuckDBTableSource(Source):
             with self.open(context, asset_key) as frame:
                 yield StoredTable(frame)
             return
-        from ._duckdb_pushdown import DIALECT, pushdown, relation
+        from ._duckdb_pushdown import pushdown
+        from ._failures import query_error
 
-        table = self.table or table_name(context, asset_key)
+        source = for_run(self, context, asset_key)
+        assert isinstance(source, DuckDBTableSource) and source.reference.table is not None
         partition = run_partition(context)
-        require_expr(partition, self.partition_expr, self.describe())
-        with getattr(context.resources, self.resource_key).get_connection() as connection:
-            rows = relation(connection, table, partition, self.partition_expr)
+        require_expr(partition, self.partition_expr, source.describe())
+
+        def failed(error: Exception, sql: str) -> Exception:
+            return query_error(
+                error,
+                sql,
+                rules=True,
+                asset=asset_key.to_user_string(),
+                source=source.describe(),
+                table=str(source.table),
+                role=None,
+                dialect="DuckDB",
+            )
+
+        with source.connection(context, asset_key) as connection:
+            rows = relation(
+                connection, source.reference.table, partition, self.reference.partition_expr
+            )
             context.log.info(
-                f"Checking asset {asset_key.to_user_string()} from DuckDB table {table} "
-                f"(resource '{self.resource_key}') by pushdown: rules with an exact SQL form run "
-                "in DuckDB, the others stream only the columns they read."
+                f"Checking asset {asset_key.to_user_string()} from {source.describe()} by "
+                "pushdown: rules with an exact SQL form run in DuckDB, the others stream only "
+                "the columns they read."
             )
             with scan_duckdb(connection, rows.sql(DIALECT)) as frame:
                 yield StoredTable(
                     frame,
-                    pushdown(connection, rows, context.log.info, resource_key=self.resource_key),
+                    pushdown(
+                        connection,
+                        rows,
+                        context.log.info,
+                        resource_key=self.resource_key,
+                        failed=failed,
+                    ),
                 )
-
-
-def table_name(context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey) -> str:
-    """The asset's `dagster/table_name` metadata, else its key parts joined by dots."""
-    layer = context.job_def.asset_layer
-    metadata = layer.get(asset_key).metadata if layer.has(asset_key) else {}
-    name = metadata.get(TABLE_NAME)
-    if name is None:
-        return ".".join(asset_key.path)
-    return str(getattr(name, "value", name))
 
 
 @contextmanager
@@ -123,9 +165,8 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     where closing a DuckDB result aborts the process."""
     require_duckdb()
     cursors: list[Any] = []
-    probe = connection.cursor()
+    probe = own_cursor(connection)
     cursors.append(probe)
-    _export_string_views(probe)
     schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
 
     def batches(
@@ -134,9 +175,8 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
         n_rows: int | None,
         batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
-        cursor = connection.cursor()
+        cursor = own_cursor(connection)
         cursors.append(cursor)
-        _export_string_views(cursor)
         relation = cursor.sql(query)
         if with_columns is not None:
             relation = relation.project(", ".join(_identifier(c) for c in with_columns))
@@ -168,38 +208,7 @@ def require_duckdb() -> None:
         )
 
 
-def _is_zoned(connection: Any, relation: str, expr: str) -> bool:
-    """Whether `expr` on `relation` is a `TIMESTAMP WITH TIME ZONE` (the query is bound, not
-    run)."""
-    cursor = connection.cursor()
-    try:
-        kind = cursor.sql(f"SELECT ({expr}) FROM {relation}").types[0]
-    finally:
-        cursor.close()
-    return str(kind) == "TIMESTAMP WITH TIME ZONE"
-
-
-def _export_string_views(cursor: Any) -> None:
-    """Make `cursor` (this source's own) export strings as Arrow string views."""
-    for setting in _CURSOR_SETTINGS:
-        cursor.execute(f"SET SESSION {setting}")
-
-
 def _identifier(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'
+    from sqlglot import exp
 
-
-def _quoted(table: str) -> str:
-    """`db.schema.table` with each part quoted (names from metadata are not SQL)."""
-    return ".".join(_identifier(part) for part in _parts(table))
-
-
-def _parts(table: str) -> list[str]:
-    """The parts of `db.schema.table`, unquoted."""
-    parts = [part.strip('"') for part in table.split(".")]
-    if not all(parts) or len(parts) > 3:
-        raise InvalidSourceError(
-            f"{table!r} is not a DuckDB table name: write 'table', 'schema.table' or "
-            "'database.schema.table'."
-        )
-    return parts
+    return exp.column(name, quoted=True).sql(dialect=DIALECT)

@@ -22,46 +22,37 @@ from .._engine.sql.catalog import read_facts
 from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.staging import Session, dropping
 from ._base import logged
-from ._partitions import Partition
-from ._sql_query import relation as sql_relation
+from ._duckdb_cursors import DIALECT, own_cursor, relation
 
-DIALECT = "duckdb"
-
-
-def relation(
-    connection: Any, table: str, partition: Partition | None, partition_expr: str | None
-) -> exp.Select:
-    """`SELECT * FROM <table>`, filtered to `partition` on `partition_expr` (`_sql_query`'s
-    relation, with DuckDB describing the expression's type)."""
-    return sql_relation(
-        lambda sql: _dtypes(connection, sql), table, DIALECT, partition, partition_expr
-    )
-
-
-def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
-    """The polars dtype of each column `sql` returns, from DuckDB's Arrow result."""
-    cursor = connection.cursor()
-    try:
-        arrow = cursor.sql(sql).to_arrow_table()
-    finally:
-        cursor.close()
-    return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
+__all__ = ["pushdown", "relation"]
 
 
 def pushdown(
-    connection: Any, select: exp.Select, log: Callable[[str], None], *, resource_key: str
+    connection: Any,
+    select: exp.Select,
+    log: Callable[[str], None],
+    *,
+    resource_key: str,
+    failed: Callable[[Exception, str], Exception] | None = None,
 ) -> SQLTable:
-    """The rows of `select`, evaluated by queries on cursors of `connection`, each logged,
-    after one catalog query for the facts of its table's columns.
-    Tables read through one resource are in one database: a filter may join them. A session
-    is one cursor (DuckDB's temporary tables belong to the cursor that made them)."""
+    """The rows of `select`, evaluated by queries on cursors of `connection` (the session
+    pinned, see `own_cursor`), each logged, after one catalog query for the facts of its
+    table's columns; `failed` names a query's failure (a rule DuckDB cannot evaluate, a table
+    it cannot read). Tables read through one resource are in one database: a filter may join
+    them. A session is one cursor (DuckDB's temporary tables belong to the cursor that made
+    them)."""
 
     def on(cursor: Any, sql: str) -> pl.DataFrame:
         log(f"Pushed down to DuckDB: {logged(sql)}")
-        return pl.DataFrame(pl.from_arrow(cursor.sql(sql).to_arrow_table()))
+        try:
+            return pl.DataFrame(pl.from_arrow(cursor.sql(sql).to_arrow_table()))
+        except Exception as error:
+            if failed is None:
+                raise
+            raise failed(error, sql) from error
 
     def run(sql: str) -> pl.DataFrame:
-        cursor = connection.cursor()
+        cursor = own_cursor(connection)
         try:
             return on(cursor, sql)
         finally:
@@ -69,11 +60,16 @@ def pushdown(
 
     @contextmanager
     def session() -> Iterator[Session]:
-        cursor = connection.cursor()
+        cursor = own_cursor(connection)
 
         def execute(sql: str) -> None:
             log(f"Pushed down to DuckDB: {logged(sql)}")
-            cursor.execute(sql)
+            try:
+                cursor.execute(sql)
+            except Exception as error:
+                if failed is None:
+                    raise
+                raise failed(error, sql) from error
 
         try:
             opened = Session(DIALECTS[DIALECT], lambda sql: on(cursor, sql), execute, log)

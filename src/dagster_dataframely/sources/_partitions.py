@@ -1,5 +1,5 @@
-"""The run's partition as a row filter on a `partition_expr` column (DuckDB SQL, polars, or
-DataFusion SQL to prune a Delta table's files).
+"""The run's partition as a row filter on a `partition_expr` column (a sqlglot predicate for a
+database, polars, or DataFusion SQL to prune a Delta table's files).
 
 A time-window partition (or a range of them) selects `start <= expr < end`; other partitions
 select `expr IN (keys)`. This is how Dagster's database IO managers read a partition. A column
@@ -12,11 +12,15 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from typing import TYPE_CHECKING
 
 import dagster as dg
 import polars as pl
 
 from ..errors import InvalidSourceError
+
+if TYPE_CHECKING:  # sqlglot is imported only when a database source opens
+    from sqlglot import exp
 
 
 @dataclass(frozen=True)
@@ -31,16 +35,24 @@ class Partition:
             return f"{self.window[0].isoformat()} <= … < {self.window[1].isoformat()}"
         return ", ".join(self.keys)
 
-    def sql(self, expr: str, *, zoned: bool) -> str:
-        """A SQL predicate on `expr` (DuckDB dialect); `zoned` when `expr` is a `TIMESTAMP
-        WITH TIME ZONE`. A window compares a zoned value by the instant and anything else (a
-        naive `TIMESTAMP`, a `DATE`) by the wall-clock time in the partitions' zone, as
-        Dagster's DuckDB IO manager reads a partition."""
-        if self.window is not None:
-            start, end = (_sql_timestamp(bound, zoned=zoned) for bound in self.window)
-            return f"({expr}) >= {start} AND ({expr}) < {end}"
-        keys = ", ".join(_sql_string(key) for key in self.keys)
-        return f"CAST(({expr}) AS VARCHAR) IN ({keys})"
+    def select(self, expr: exp.Expr, dtype: pl.DataType, dialect: str) -> exp.Expr:
+        """A predicate on `expr` (a sqlglot tree, of polars `dtype` when read) that selects
+        what `polars` does, with literals of the column's own type, never a cast of the column
+        to text (whose form follows the session: PostgreSQL's `DateStyle`). A window compares
+        a zoned value by the instant and anything else (a naive timestamp, a date) by the
+        wall-clock time in the partitions' zone, as Dagster's database IO managers read a
+        partition."""
+        from sqlglot import exp
+
+        if self.window is None:
+            keys = _key_literals(self.keys, dtype, dialect)
+            return exp.In(this=exp.paren(expr.copy()), expressions=keys) if keys else exp.false()
+        zoned = isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
+        start, end = (_sql_bound(bound, dialect, zoned=zoned) for bound in self.window)
+        return exp.and_(
+            exp.GTE(this=exp.paren(expr.copy()), expression=start),
+            exp.LT(this=exp.paren(expr.copy()), expression=end),
+        )
 
     def datafusion(self, column: str, dtype: pl.DataType) -> str | None:
         """A DataFusion SQL predicate on `column` of `dtype` that selects what `polars` does,
@@ -109,7 +121,42 @@ def _sql_string(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def _sql_timestamp(value: datetime, *, zoned: bool) -> str:
-    if zoned and value.tzinfo is not None:
-        return f"TIMESTAMPTZ '{value.isoformat(sep=' ')}'"
-    return f"TIMESTAMP '{value.replace(tzinfo=None).isoformat(sep=' ')}'"
+def _key_literals(keys: tuple[str, ...], dtype: pl.DataType, dialect: str) -> list[exp.Expr]:
+    """The keys as literals of the column's type, each where `polars` would match it: a key
+    is matched as the text of the column's value (`cast(pl.String)`), so `"7"` selects 7 of
+    an integer column and `"007"` selects nothing."""
+    from .._engine.sql.literals import literal
+
+    if not (dtype == pl.String or dtype == pl.Date or dtype == pl.Boolean or dtype.is_integer()):
+        raise InvalidSourceError(
+            f"partition keys cannot select rows of a {dtype} partition_expr exactly (its text "
+            "depends on the database). Give a text, integer or date expression, e.g. "
+            "partition_expr='CAST(order_date AS DATE)'."
+        )
+    text = pl.Series(keys, dtype=pl.String)
+    if dtype == pl.Date:
+        values = text.str.to_date("%Y-%m-%d", strict=False)
+    elif dtype == pl.Boolean:
+        values = text.replace_strict({"true": True, "false": False}, default=None)
+    else:
+        values = text.cast(dtype, strict=False)
+    found = [
+        literal(value, dtype, dialect)
+        for key, value, text in zip(keys, values, values.cast(pl.String), strict=True)
+        if value is not None and text == key
+    ]
+    return [value for value in found if value is not None]
+
+
+def _sql_bound(bound: datetime, dialect: str, *, zoned: bool) -> exp.Expr:
+    """A window bound as a typed literal in ISO form (read alike under any `DateStyle`): the
+    instant, its offset written, for a zoned column; else the wall clock in the partition's
+    zone (what a naive column holds for it)."""
+    from sqlglot import exp
+
+    from .._engine.sql.literals import wall_clock
+
+    if zoned and bound.tzinfo is not None:
+        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
+    naive = bound.replace(tzinfo=None).isoformat(sep=" ")
+    return exp.cast(exp.Literal.string(naive), wall_clock(dialect))

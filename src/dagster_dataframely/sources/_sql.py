@@ -10,9 +10,9 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import ExitStack, contextmanager, suppress
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 from uuid import uuid4
 
@@ -20,30 +20,19 @@ import dagster as dg
 import polars as pl
 from polars.io.plugins import register_io_source
 
-from ..errors import InvalidSourceError, SourceReadError
-from ._base import Source, StoredTable, logged
-from ._duckdb import table_name
+from ..errors import InvalidSourceError
+from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
+from ._failures import connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 
 if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
 
+    from .._engine.sql.dialects import Dialect
     from .._engine.sql.staging import Session
+    from ._names import Reference
 
 _BATCH_ROWS = 50_000
-#: SQLSTATE classes (PostgreSQL, Snowflake, ...) and the fix each calls for.
-_FIXES = {
-    "42P01": "Check the table's name (table=, or the asset's dagster/table_name metadata) "
-    "and that it exists in the database and schema the resource connects to.",
-    "42S02": "Check the table's name (table=, or the asset's dagster/table_name metadata; a "
-    'bare name is read in upper case, write "name" for a quoted one) and that the '
-    "resource's role may read it: Snowflake reports a table it may not read as missing.",
-    "42501": "Grant the resource's database role SELECT on the table "
-    "(GRANT SELECT ON <table> TO <role>).",
-    "57014": "The query was cancelled (statement_timeout): raise the role's statement_timeout, "
-    "or check one partition at a time (partition_expr) so each query reads less.",
-}
-_GENERIC_FIX = "Check that the table exists and the resource's role may read it."
 
 
 def known_dialects() -> list[str]:
@@ -68,21 +57,34 @@ class SQLTableSource(Source):
     dialect: str
     table: str | None = None
     partition_expr: str | None = None
+    #: `table` and `partition_expr` as parsed (see `_names`), so a bad one fails here.
+    reference: Reference = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
+        from ._names import Reference
+
         known = known_dialects()
         if self.dialect not in known:
             raise InvalidSourceError(
                 f"SQLTableSource(dialect={self.dialect!r}): sqlglot knows no such SQL dialect. "
                 f"Give one of {', '.join(known)}."
             )
+        parsed = Reference.parse("SQLTableSource", self.table, self.partition_expr, self.dialect)
+        object.__setattr__(self, "reference", parsed)
+
+    def for_asset(self, asset_key: dg.AssetKey, metadata: Mapping[str, Any]) -> SQLTableSource:
+        from ._names import asset_table
+
+        if self.table is not None:
+            return self
+        return replace(self, table=asset_table(asset_key, metadata, self.dialect))
 
     @property
     def required_resource_keys(self) -> frozenset[str]:
         return frozenset({self.resource_key})
 
     def describe(self) -> str:
-        table = f"'{self.table}'" if self.table else "(dagster/table_name)"
+        table = f"'{self.table}'" if self.table else "of the asset"
         return f"{self.dialect} table {table} via resource '{self.resource_key}'"
 
     @contextmanager
@@ -101,24 +103,40 @@ class SQLTableSource(Source):
         from .._engine.sql.dialects import DIALECTS
         from ._sql_query import relation
 
-        table = self.table or table_name(context, asset_key)
+        source = for_run(self, context, asset_key)
+        assert isinstance(source, SQLTableSource) and source.reference.table is not None
         partition = run_partition(context)
-        require_expr(partition, self.partition_expr, self.describe())
+        require_expr(partition, self.partition_expr, source.describe())
         resource = getattr(context.resources, self.resource_key)
-        with connection_of(resource, self.resource_key) as connection:
-            database = _Database(connection, self, asset_key, context.log.info)
-            rows = relation(database.dtypes, table, self.dialect, partition, self.partition_expr)
+        with ExitStack() as stack:
+            connection = stack.enter_context(
+                connecting(
+                    connection_of(resource, self.resource_key),
+                    asset=asset_key.to_user_string(),
+                    source=source.describe(),
+                    resource_key=self.resource_key,
+                )
+            )
+            database = _Database(connection, source, asset_key, context.log.info)
+            stack.enter_context(database.pinned())
+            rows = relation(
+                database.dtypes,
+                source.reference.table,
+                self.dialect,
+                partition,
+                self.reference.partition_expr,
+            )
             frame = database.scan(rows)
             if self.dialect not in DIALECTS:
                 context.log.info(
-                    f"Checking asset {asset_key.to_user_string()} from {self.describe()}: the "
+                    f"Checking asset {asset_key.to_user_string()} from {source.describe()}: the "
                     f"rules have no SQL form for dialect {self.dialect!r} here; every rule "
                     "reads the table's columns into polars."
                 )
                 yield StoredTable(frame)
                 return
             context.log.info(
-                f"Checking asset {asset_key.to_user_string()} from {self.describe()} by "
+                f"Checking asset {asset_key.to_user_string()} from {source.describe()} by "
                 f"pushdown: rules with an exact SQL form run in {self.dialect}, the others "
                 "read only the columns they need."
             )
@@ -180,18 +198,58 @@ class _Database:
     log: Callable[[str], None]
 
     @contextmanager
-    def cursor(self, sql: str, *, streaming: bool = False) -> Iterator[Any]:
+    def cursor(self, sql: str, *, streaming: bool = False, rules: bool = False) -> Iterator[Any]:
+        """A cursor that ran `sql`; `rules` when it evaluates pushed-down rules (a failure
+        then is the rule's unless the database refused the table)."""
         cursor = self.streaming_cursor() if streaming else self.connection.cursor()
         try:
+            dialect = self.dialect
+            if dialect is not None and dialect.cursors_are_sessions:
+                for statement in dialect.set_session(dialect.session_settings):
+                    cursor.execute(statement.sql(dialect=self.source.dialect))
             cursor.execute(sql)
             yield cursor
-        except SourceReadError:
+        except SOURCE_ERRORS:
             raise
         except Exception as error:
             self.rollback()
-            raise self.error(error, sql) from error
+            raise self.error(error, sql, rules=rules) from error
         finally:
             cursor.close()
+
+    @property
+    def dialect(self) -> Dialect | None:
+        """The dialect's facts; None for a dialect this package compiles no rules for."""
+        from .._engine.sql.dialects import DIALECTS
+
+        return DIALECTS.get(self.source.dialect)
+
+    @contextmanager
+    def pinned(self) -> Iterator[None]:
+        """The dialect's session settings pinned on the connection (where its cursors share
+        one session) while the check runs, and the user's own restored after it: the
+        connection is the resource's, and it is theirs again when the check ends."""
+        dialect = self.dialect
+        if dialect is None or dialect.cursors_are_sessions or not dialect.session_settings:
+            yield
+            return
+        settings = dialect.session_settings
+        sql = dialect.read_session(list(settings)).sql(dialect=self.source.dialect)
+        with self.cursor(sql) as cursor:
+            names = [column[0] for column in cursor.description]
+            before = dict(zip(names, cursor.fetchone(), strict=True))
+        self.set(settings)
+        try:
+            yield
+        finally:
+            with suppress(Exception):  # a connection the failure closed has nothing to restore
+                self.set({name: before[name] for name in reversed(list(settings))})
+
+    def set(self, settings: Mapping[str, str]) -> None:
+        assert self.dialect is not None
+        for statement in self.dialect.set_session(settings):
+            with self.cursor(statement.sql(dialect=self.source.dialect)):
+                pass
 
     def streaming_cursor(self) -> Any:
         """A server-side cursor where the driver has them (psycopg's and psycopg2's
@@ -204,28 +262,39 @@ class _Database:
             return self.connection.cursor()
 
     def rollback(self) -> None:
-        """Leave a connection the failed query aborted usable (PostgreSQL refuses more)."""
+        """Leave a connection the failed query aborted usable (PostgreSQL refuses more). A
+        rollback also undoes the settings pinned in the transaction: pin them again."""
         with suppress(Exception):  # an autocommit connection has nothing to undo
             self.connection.rollback()
+        dialect = self.dialect
+        if dialect is not None and not dialect.cursors_are_sessions:
+            with suppress(Exception):  # a connection the failure closed takes nothing more
+                for statement in dialect.set_session(dialect.session_settings):
+                    cursor = self.connection.cursor()
+                    cursor.execute(statement.sql(dialect=self.source.dialect))
+                    cursor.close()
 
-    def error(self, error: Exception, sql: str) -> SourceReadError:
-        state = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
-        fix = _FIXES.get(str(state), _GENERIC_FIX)
-        return SourceReadError(
-            f"Could not check asset {self.asset_key.to_user_string()} in "
-            f"{self.source.describe()}: {type(error).__name__}: {str(error).strip()} "
-            f"(query: {logged(sql)}). {fix}"
+    def error(self, error: Exception, sql: str, *, rules: bool) -> Exception:
+        return query_error(
+            error,
+            sql,
+            rules=rules,
+            asset=self.asset_key.to_user_string(),
+            source=self.source.describe(),
+            table=str(self.source.table),
+            role=role_of(self.connection),
+            dialect=self.source.dialect,
         )
 
     def run(self, sql: str) -> pl.DataFrame:
         self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
-        with self.cursor(sql) as cursor:
+        with self.cursor(sql, rules=True) as cursor:
             names = [column[0] for column in cursor.description]
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
 
     def execute(self, sql: str) -> None:
         self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
-        with self.cursor(sql):
+        with self.cursor(sql, rules=True):
             pass
 
     @contextmanager

@@ -7,15 +7,13 @@ sqlglot is imported here, so only when such a source opens.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from datetime import datetime
 from typing import Any
 
 import polars as pl
 import sqlglot
 from sqlglot import exp
 
-from .._engine.sql.literals import wall_clock
-from ..errors import InvalidSourceError
+from ._names import parse_expression, parse_table
 from ._partitions import Partition
 
 _T = exp.DataType.Type
@@ -57,57 +55,29 @@ _REPORTED = {
     "snowflake": {"FIXED": "NUMBER", "REAL": "DOUBLE"},
     "bigquery": {"INTEGER": "INT64", "FLOAT": "FLOAT64"},
 }
-#: How each database folds an unquoted name; the others take it as written.
-_FOLDS: dict[str, Callable[[str], str]] = {"snowflake": str.upper, "postgres": str.lower}
-#: How a message names a dialect.
-_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "snowflake": "Snowflake"}
 
 
 def relation(
     dtypes: Callable[[str], dict[str, pl.DataType]],
-    table: str,
+    table: exp.Table | str,
     dialect: str,
     partition: Partition | None,
-    partition_expr: str | None,
+    partition_expr: exp.Expr | str | None,
 ) -> exp.Select:
-    """`SELECT * FROM <table>`, filtered to `partition` on `partition_expr`; `dtypes` describes
-    a query's columns (to tell a zoned timestamp from a wall-clock one)."""
-    select = exp.select(exp.Star()).from_(_table(table, dialect))
+    """`SELECT * FROM table`, filtered to `partition` on `partition_expr` (as parsed by
+    `_names`, or text it parses); `dtypes` describes a query's columns, so the partition is
+    compared in the expression's own type (a zoned timestamp by the instant, a date with a
+    date)."""
+    if isinstance(table, str):
+        table = parse_table(table, dialect, where="table")
+    if isinstance(partition_expr, str):
+        partition_expr = parse_expression(partition_expr, dialect, where=f"table {table.sql()}")
+    select = exp.select(exp.Star()).from_(table.copy())
     if partition is None or partition_expr is None:
         return select
-    try:
-        expr = sqlglot.parse_one(partition_expr, read=dialect)
-    except sqlglot.errors.ParseError as error:
-        raise InvalidSourceError(
-            f"partition_expr={partition_expr!r} is not a {_NAMES.get(dialect, dialect)} SQL "
-            f"expression ({error}). "
-            "Give the column that holds the partition, or an expression over the table's "
-            "columns, e.g. partition_expr='order_date'."
-        ) from None
-    if partition.window is None:
-        text = exp.cast(exp.paren(expr), exp.DataType.build("TEXT"))
-        keys = [exp.Literal.string(key) for key in partition.keys]
-        return select.where(exp.In(this=text, expressions=keys))
-    probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
-    probe = probe.from_(_table(table, dialect)).limit(0)
-    dtype = dtypes(probe.sql(dialect=dialect))["value"]
-    zoned = isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
-    start, end = (_bound(bound, dialect, zoned=zoned) for bound in partition.window)
-    return select.where(
-        exp.and_(
-            exp.GTE(this=exp.paren(expr.copy()), expression=start),
-            exp.LT(this=exp.paren(expr.copy()), expression=end),
-        )
-    )
-
-
-def _bound(bound: datetime, dialect: str, *, zoned: bool) -> exp.Expr:
-    """A partition bound as a literal: the instant for a zoned column, else the wall clock in
-    the partition's zone (what a naive column holds for it)."""
-    if zoned and bound.tzinfo is not None:
-        return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
-    naive = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(naive), wall_clock(dialect))
+    probe = exp.select(exp.alias_(partition_expr.copy(), "value", quoted=True))
+    dtype = dtypes(probe.from_(table.copy()).limit(0).sql(dialect=dialect))["value"]
+    return select.where(partition.select(partition_expr, dtype, dialect))
 
 
 def projected(
@@ -137,29 +107,3 @@ def polars_dtype(type_name: str | None, description: Sequence[Any], dialect: str
             return pl.Int64()  # INT, BIGINT, SMALLINT are NUMBER(38, 0) in Snowflake
         return pl.Decimal(precision, scale or 0)
     return _DTYPES.get(kind, _TEXT)
-
-
-def _table(table: str, dialect: str) -> exp.Table:
-    """`catalog.schema.table`, each part quoted (a name from metadata is not SQL). A part
-    written in double quotes is taken as it is; a bare part names what the database names by
-    it unquoted: Snowflake reads `finance.payments` as `FINANCE.PAYMENTS`, PostgreSQL as
-    `finance.payments`; BigQuery and DuckDB take it as written."""
-    parts = [_part(part.strip(), dialect) for part in table.split(".")]
-    if not all(part.name for part in parts) or len(parts) > 3:
-        raise InvalidSourceError(
-            f"{table!r} is not a table name: write 'table', 'schema.table' or "
-            "'database.schema.table'."
-        )
-    return exp.Table(
-        this=parts[-1],
-        db=parts[-2] if len(parts) > 1 else None,
-        catalog=parts[-3] if len(parts) > 2 else None,
-    )
-
-
-def _part(part: str, dialect: str) -> exp.Identifier:
-    if len(part) > 1 and part.startswith('"') and part.endswith('"'):
-        return exp.to_identifier(part[1:-1], quoted=True)
-    name = part.strip('"')
-    folds = _FOLDS.get(dialect)
-    return exp.to_identifier(folds(name) if folds else name, quoted=True)

@@ -7,6 +7,7 @@ they fall back to polars. sqlglot renders everything else.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import ClassVar
 
 import polars as pl
@@ -93,6 +94,41 @@ class Dialect:
                 name, data_type, None if binary or not text else collation, collatable=text
             )
         return facts
+
+    #: Session settings a check pins for its own queries, so that no setting of the user's
+    #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
+    #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.
+    session_settings: ClassVar[dict[str, str]] = {"TimeZone": "Etc/UTC"}
+    #: Each `connection.cursor()` is a session of its own (DuckDB): the settings are pinned
+    #: on every cursor, and the user's connection is never changed.
+    cursors_are_sessions: ClassVar[bool] = True
+
+    def set_session(self, settings: Mapping[str, str]) -> list[exp.Expr]:
+        """The statements that set `settings` for the session, one `SET SESSION` each."""
+        return [
+            exp.Set(
+                expressions=[
+                    exp.SetItem(
+                        this=exp.EQ(this=exp.column(name), expression=exp.Literal.string(value)),
+                        kind="SESSION",
+                    )
+                ]
+            )
+            for name, value in settings.items()
+        ]
+
+    def read_session(self, names: list[str]) -> exp.Select:
+        """A one-row query of the session's current value of each setting in `names`."""
+        return exp.select(
+            *(
+                exp.alias_(
+                    exp.Anonymous(this="current_setting", expressions=[exp.Literal.string(n)]),
+                    n,
+                    quoted=True,
+                )
+                for n in names
+            )
+        )
 
     def naive_timestamp(self, unit: str) -> exp.DataType | None:
         """The type of a timestamp without zone in `unit`, None where the database has none."""
@@ -196,6 +232,19 @@ class PostgresDialect(Dialect):
             )
         return facts
 
+    #: `DateStyle` sets how dates and timestamps are read from and written as text (psycopg
+    #: parses only ISO), `TimeZone` the zone of a `timestamptz` cast to a date or text, and
+    #: `standard_conforming_strings = off` reads a backslash in a string literal (a custom
+    #: rule's `'C:\tmp'`) as an escape. Pinned on the resource's connection for the check
+    #: and restored after it (see `sources/_sql.py`).
+    session_settings: ClassVar[dict[str, str]] = {
+        "DateStyle": "ISO, MDY",
+        "TimeZone": "UTC",
+        "standard_conforming_strings": "on",
+    }
+    #: Every cursor of a connection shares its session.
+    cursors_are_sessions = False
+
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
 
@@ -238,6 +287,11 @@ class SnowflakeDialect(Dialect):
             facts[name] = ColumnFacts(name, data_type, None if binary else collation)
         return facts
 
+    #: Nothing pinned: no check query reads or writes a date or timestamp as text, and the
+    #: zone of a `TIMESTAMP_LTZ` is read from the value itself.
+    session_settings: ClassVar[dict[str, str]] = {}
+    cursors_are_sessions = False
+
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
 
@@ -272,6 +326,10 @@ class BigQueryDialect(Dialect):
         return _information_schema(source, table, schema=False)
 
     column_facts = SnowflakeDialect.column_facts
+
+    #: Nothing pinned: BigQuery has no session settings that change a check's query.
+    session_settings: ClassVar[dict[str, str]] = {}
+    cursors_are_sessions = False
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="BYTE_LENGTH", expressions=[value])

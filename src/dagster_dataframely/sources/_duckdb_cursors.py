@@ -1,0 +1,58 @@
+"""The DuckDB cursors of `DuckDBTableSource`, each a session of its own with the dialect's
+settings pinned, and the run's rows of the table as a relation, for streaming and pushdown
+alike. The resource's own connection is never changed.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import polars as pl
+
+from ._partitions import Partition
+
+if TYPE_CHECKING:  # sqlglot is imported only when the source opens
+    from sqlglot import exp
+
+DIALECT = "duckdb"
+#: Settings of the source's own cursors, beside the dialect's pinned session settings: strings
+#: handed over as Arrow string views, polars' own layout.
+_CURSOR_SETTINGS = {"produce_arrow_string_view": "true", "arrow_output_version": "1.4"}
+
+
+def relation(
+    connection: Any,
+    table: exp.Table | str,
+    partition: Partition | None,
+    partition_expr: exp.Expr | str | None,
+) -> exp.Select:
+    """`SELECT * FROM table`, filtered to `partition` on `partition_expr` (`_sql_query`'s
+    relation, with DuckDB describing the expression's type on a pinned cursor)."""
+    from ._sql_query import relation as sql_relation
+
+    return sql_relation(
+        lambda sql: _dtypes(connection, sql), table, DIALECT, partition, partition_expr
+    )
+
+
+def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
+    """The polars dtype of each column `sql` returns, from DuckDB's Arrow result."""
+    cursor = own_cursor(connection)
+    try:
+        arrow = cursor.sql(sql).to_arrow_table()
+    finally:
+        cursor.close()
+    return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
+
+
+def own_cursor(connection: Any) -> Any:
+    """A cursor of `connection` (a DuckDB session of its own) with the dialect's session
+    settings pinned (`TimeZone`: the zone a `TIMESTAMPTZ` reaches polars in) and strings
+    exported as Arrow string views; the resource's connection keeps its own settings."""
+    from .._engine.sql.dialects import DIALECTS
+
+    dialect = DIALECTS[DIALECT]
+    cursor = connection.cursor()
+    for statement in dialect.set_session({**dialect.session_settings, **_CURSOR_SETTINGS}):
+        cursor.execute(statement.sql(dialect=DIALECT))
+    return cursor

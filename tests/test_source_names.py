@@ -1,0 +1,150 @@
+"""A table's name is read by the database's own SQL grammar, once: a quoted part keeps its dots,
+so `'"orders.v2"'` is the table `orders.v2` and never the table `v2` of a schema `orders`
+(which the split on dots used to check instead, silently), in DuckDB and PostgreSQL,
+pushdown and streaming alike. A name or `partition_expr` that is not one fails when the
+Definitions load, naming the asset or the source, the value and the fix.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import pytest
+from dagster_duckdb import DuckDBResource
+from postgres import PostgresResource, PostgresServer
+from support import logs
+from test_pushdown import _outcomes
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import InvalidSourceError
+
+
+class Orders(dy.Schema):
+    order_id = dy.Int64(primary_key=True)
+    amount = dy.Float64(min=0)
+
+
+#: The dotted table holds 2 negative amounts; the table its name would split into holds none.
+TABLES = """
+CREATE SCHEMA orders;
+CREATE TABLE orders.v2 (order_id bigint, amount double precision);
+INSERT INTO orders.v2 VALUES (1, 1.0), (2, 2.0), (3, 3.0);
+CREATE TABLE "orders.v2" (order_id bigint, amount double precision);
+INSERT INTO "orders.v2" VALUES (1, -1.0), (2, -2.0), (3, 3.0), (4, 4.0);
+"""
+
+
+def _checked(source: dd.sources.Source, resources: dict[str, Any], **metadata: str) -> Any:
+    spec = dg.AssetSpec("orders", metadata=metadata)
+    defs = dd.with_schemas(
+        dg.Definitions(assets=[spec], resources=resources), {"orders": Orders}, source=source
+    )
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
+    defs = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
+    return defs.get_job_def("checks").execute_in_process(raise_on_error=False)
+
+
+def _counts(result: Any) -> tuple[set[int], int]:
+    outcomes = _outcomes(result)
+    assert outcomes, "no rule was reported"
+    return {rows for _, rows, _ in outcomes.values()}, outcomes["dy_rule__amount__min"][0]
+
+
+@pytest.fixture
+def warehouse(tmp_path: Path) -> Path:
+    database = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute(TABLES)
+    return database
+
+
+@pytest.mark.parametrize("pushdown", [True, False])
+@pytest.mark.parametrize("given", ["table", "metadata"])
+def test_a_quoted_duckdb_name_with_a_dot_checks_that_table(
+    warehouse: Path, pushdown: bool, given: str
+) -> None:
+    name = '"orders.v2"'
+    source = dd.sources.DuckDBTableSource(
+        table=name if given == "table" else None, pushdown=pushdown
+    )
+    metadata = {"dagster/table_name": name} if given == "metadata" else {}
+
+    result = _checked(source, {"duckdb": DuckDBResource(database=str(warehouse))}, **metadata)
+
+    assert _counts(result) == ({4}, 2)
+
+
+def test_a_quoted_postgres_name_with_a_dot_checks_that_table(postgres: PostgresServer) -> None:
+    with postgres.connect() as connection:
+        connection.execute('DROP SCHEMA IF EXISTS orders CASCADE; DROP TABLE IF EXISTS "orders.v2"')
+        connection.execute(TABLES)
+    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres")
+
+    result = _checked(
+        source,
+        {"warehouse": PostgresResource(conninfo=postgres.conninfo)},
+        **{"dagster/table_name": 'public."orders.v2"'},
+    )
+
+    assert _counts(result) == ({4}, 2)
+
+
+@pytest.mark.parametrize("name", ["a.b.c.d", "orders..v2", "orders v2", "orders)"])
+def test_a_table_name_that_is_not_one_fails_when_the_source_is_built(name: str) -> None:
+    with pytest.raises(InvalidSourceError) as raised:
+        dd.sources.DuckDBTableSource(table=name)
+
+    message = str(raised.value)
+    assert f"table={name!r} is not a DuckDB table name" in message
+    assert "'schema.table'" in message and '"orders.v2"' in message  # the fix
+
+
+def test_a_bad_dagster_table_name_fails_when_the_definitions_load() -> None:
+    spec = dg.AssetSpec("orders", metadata={"dagster/table_name": "shop.main.orders.v2"})
+
+    with pytest.raises(InvalidSourceError) as raised:
+        dd.with_schemas(
+            dg.Definitions(assets=[spec]),
+            {"orders": Orders},
+            source=dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres"),
+        )
+
+    message = str(raised.value)
+    assert "asset orders's dagster/table_name='shop.main.orders.v2'" in message
+    assert "is not a PostgreSQL table name" in message
+
+
+def test_a_bad_partition_expr_in_yaml_fails_when_the_component_loads() -> None:
+    with pytest.raises(InvalidSourceError, match=r"partition_expr='order_date \+' is not a"):
+        dd.sources.source_from_config(
+            "sql", {"resource_key": "w", "dialect": "postgres", "partition_expr": "order_date +"}
+        )
+
+
+def test_an_empty_table_read_by_its_metadata_name_is_named_in_the_warning(
+    warehouse: Path,
+) -> None:
+    with duckdb.connect(str(warehouse)) as connection:
+        connection.execute('CREATE TABLE "empty orders" (order_id bigint, amount double)')
+    spec = dg.AssetSpec("orders", metadata={"dagster/table_name": '"empty orders"'})
+    checks = dd.schema_checks(Orders, asset="orders", source=dd.sources.DuckDBTableSource())
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
+    defs = dg.Definitions(
+        assets=[spec],
+        asset_checks=[checks],
+        jobs=[job],
+        resources={"duckdb": DuckDBResource(database=str(warehouse))},
+    )
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = defs.get_job_def("checks").execute_in_process(instance=instance)
+
+    read = logs(instance, result)
+    assert any(
+        "Asset orders loaded 0 rows from DuckDB table '\"empty orders\"' via resource" in line
+        for line in read
+    )
+    assert not [line for line in read if "(dagster/table_name)" in line or "<table>" in line]

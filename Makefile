@@ -36,7 +36,7 @@ NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $
 MATRIX := py310-oldest py313
 OLDEST := constraints/py310-oldest.txt
 
-.PHONY: install lint typecheck unit docs test matrix constraints demo ui screenshots bench clean
+.PHONY: install lint typecheck unit unit-duckdb2 docs test matrix constraints demo ui screenshots bench clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -78,6 +78,23 @@ unit-%: .venv-%/.synced
 
 .venv-py313/.synced: $(UV) pyproject.toml uv.lock examples/pyproject.toml
 	UV_PROJECT_ENVIRONMENT=.venv-py313 $(UV) sync --frozen --all-extras --python $(PY313)
+	touch $@
+
+# DuckDB 2 over the newest lock (constraints/duckdb2.txt says why it is not in uv.lock): the
+# tests of the package's own DuckDB code (sources, pushdown, SQL), none of which loads through
+# dagster-duckdb-polars' IO manager.
+DUCKDB2_TESTS := tests/test_sources.py tests/test_source_names.py tests/test_source_sessions.py \
+	tests/test_source_errors.py tests/test_pushdown.py tests/test_pushdown_parity.py \
+	tests/test_sql_source.py tests/test_sql_collations.py tests/test_sql_regex_parity.py \
+	tests/test_sql_arithmetic.py tests/test_sql_snowflake.py tests/test_collection_pushdown.py \
+	tests/test_read_dtypes_pushdown.py tests/test_sql_filters.py tests/test_sources_dbt.py
+
+unit-duckdb2: .venv-duckdb2/.synced
+	.venv-duckdb2/bin/$(PYTEST) $(DUCKDB2_TESTS)
+
+.venv-duckdb2/.synced: $(UV) pyproject.toml uv.lock constraints/duckdb2.txt examples/pyproject.toml
+	UV_PROJECT_ENVIRONMENT=.venv-duckdb2 $(UV) sync --quiet --frozen --all-extras --python $(NEWEST)
+	$(UV) pip install --quiet --python .venv-duckdb2 -r constraints/duckdb2.txt
 	touch $@
 
 .venv-py310-oldest/.synced: $(UV) $(OLDEST) pyproject.toml examples/pyproject.toml
@@ -122,4 +139,4 @@ bench: install
 	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
 clean:
-	rm -rf .uv $(VENV) $(MATRIX:%=.venv-%) site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)
+	rm -rf .uv $(VENV) $(MATRIX:%=.venv-%) .venv-duckdb2 site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)

@@ -236,6 +236,6 @@ def test_a_duckdb_in_another_time_zone_checks_what_polars_checks(
 
     _assert_as_polars(result, case)
     with resource.get_connection() as connection:  # the user's session keeps its zone
-        assert connection.sql("SELECT current_setting('TimeZone')").fetchone() == (
+        assert connection.execute("SELECT current_setting('TimeZone')").fetchone() == (
             "America/New_York",
         )

@@ -161,13 +161,15 @@ def collection_results(
         m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
         for m in run.members
     }
-    pushed, wanted = sql_filter_results(run, tables, catalogues, evaluations, read, wanted)
+    pushed, wanted, declined = sql_filter_results(
+        run, tables, catalogues, evaluations, read, wanted
+    )
     yield from pushed
     if wanted:
         split = {name: split_rows(*parts) for name, parts in unsplit.items()}
         valid = {name: rows for name, (rows, _) in split.items()}
         invalid = {name: rows for name, (_, rows) in split.items()}
-        yield from _filter_results(run, valid, invalid, wanted)
+        yield from _filter_results(run, valid, invalid, wanted, declined)
 
 
 def split_rows(
@@ -267,10 +269,14 @@ def _filter_results(
     valid: Mapping[str, pl.LazyFrame],
     invalid: Mapping[str, pl.LazyFrame],
     wanted: Sequence[tuple[Rule, Member]],
+    declined: Mapping[str, str],
 ) -> Iterator[dg.AssetCheckResult]:
     """Each filter, and each propagating member's failures, is a rule on a member's valid
     rows, evaluated by the one evaluator: one streaming pass per member counts them all,
-    then the removed rows are sampled."""
+    then the removed rows are sampled. A filter a database `declined` says why in
+    `dy_engine`."""
+    from .._engine.sql.exactness import fallback_engine
+
     kept = kept_keys(run.collection, valid, {rule.name for rule, _ in wanted})
     dropped = dropped_keys(run, invalid, list({rule.name: rule for rule, _ in wanted}.values()))
     key = run.collection.common_primary_key()
@@ -289,8 +295,11 @@ def _filter_results(
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
         )
+        reasons = {r.name: fallback_engine(declined[r.name]) for r in mine if r.name in declined}
         yield from results(
-            [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key
+            [Check(rule.check_name, (rule,)) for rule in mine],
+            replace(evaluation, engines={**evaluation.engines, **reasons}),
+            asset_key=member.key,
         )
 
 

@@ -42,13 +42,13 @@ def sql_filter_results(
     evaluations: Mapping[str, Evaluation],
     dtypes: Mapping[str, Mapping[str, pl.DataType]],
     wanted: Sequence[tuple[Rule, Member]],
-) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
-    """The results of the `wanted` (filter, member) pairs that run in SQL, and the pairs
-    left to polars. `tables`: the members read by pushdown; `catalogues` and `evaluations`:
-    every member's own rules and what they found; `dtypes`: every present member's schema
-    columns, as read."""
+) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]], dict[str, str]]:
+    """The results of the `wanted` (filter, member) pairs that run in SQL, the pairs left to
+    polars, and why a database declined a filter (by rule name). `tables`: the members read
+    by pushdown; `catalogues` and `evaluations`: every member's own rules and what they
+    found; `dtypes`: every present member's schema columns, as read."""
     if not tables:
-        return [], list(wanted)
+        return [], list(wanted), {}
     from .._engine.sql.filters import member_rows
 
     rows: dict[str, MemberRows] = {}
@@ -67,10 +67,11 @@ def sql_filter_results(
             rows[member.name] = split
     done: list[dg.AssetCheckResult] = []
     rest = list(wanted)
+    reasons: dict[str, str] = {}
     for members in _by_database(rows).values():
-        pushed, rest = _database_results(run, members, rows, dtypes, rest)
+        pushed, rest = _database_results(run, members, rows, dtypes, rest, reasons)
         done += pushed
-    return done, rest
+    return done, rest, reasons
 
 
 def _by_database(rows: Mapping[str, MemberRows]) -> dict[Hashable, list[str]]:
@@ -86,9 +87,11 @@ def _database_results(
     rows: Mapping[str, MemberRows],
     dtypes: Mapping[str, Mapping[str, pl.DataType]],
     wanted: Sequence[tuple[Rule, Member]],
+    reasons: dict[str, str],
 ) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
     """The results of the wanted pairs on `members` (tables of one database) that run there,
-    and the pairs left."""
+    and the pairs left; a filter declined here is logged and its reason added to `reasons`."""
+    from .._engine.sql.exactness import NotExact
     from .._engine.sql.filters import kept, not_dropped
     from .._engine.sql.plans import compile_plan
 
@@ -103,11 +106,21 @@ def _database_results(
             if propagating in members:
                 matches[rule.name] = not_dropped(rows[propagating])
             continue
-        plan = compile_plan(
-            partial(_filtered, run.collection, logic[rule.name]), dtypes, relations, key, dialect
-        )
-        if plan is not None:
-            matches[rule.name] = kept(plan.relation)
+        try:
+            plan = compile_plan(
+                partial(_filtered, run.collection, logic[rule.name]),
+                dtypes,
+                relations,
+                key,
+                dialect,
+            )
+        except NotExact as declined:
+            reasons[rule.name] = declined.reason
+            rows[members[0]].table.log(
+                f"Filter {rule.name!r} runs in polars, not {dialect.name}: {declined.reason}."
+            )
+            continue
+        matches[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
     opens = rows[members[0]].table.session

@@ -24,6 +24,7 @@ import polars as pl
 from sqlglot import exp
 
 from .dialects import Dialect
+from .exactness import NO_SQL_FORM, NotExact
 from .expressions import Untranslatable, translate_tree
 
 _JOINS = ("Inner", "Left", "Semi", "Anti")
@@ -60,10 +61,10 @@ def compile_plan(
     relations: Mapping[str, Relation],
     key: Sequence[str],
     dialect: Dialect,
-) -> Plan | None:
+) -> Plan:
     """The `key` columns of the plan `build` returns on placeholders of the members (of
-    `dtypes`), as SQL over the members' `relations`; None when the plan has no exact SQL form
-    here or reads a member that `relations` lacks."""
+    `dtypes`), as SQL over the members' `relations`; `NotExact`, with the reason, when the
+    plan has no exact SQL form here or reads a member that `relations` lacks."""
     try:
         lf = build(placeholders(dtypes)).select(list(key))
         with warnings.catch_warnings():
@@ -71,8 +72,13 @@ def compile_plan(
             tree = json.loads(lf.serialize(format="json"))
         reader = _Reader(list(dtypes), relations, dialect)
         relation = reader.node(tree)
+    except NotExact:
+        raise
+    except Untranslatable as declined:
+        (what,) = declined.args or (None,)
+        raise NotExact(f"filter: {what}" if isinstance(what, str) else NO_SQL_FORM) from None
     except Exception:
-        return None
+        raise NotExact(NO_SQL_FORM) from None
     return Plan(relation=relation, reads=frozenset(reader.reads))
 
 
@@ -112,7 +118,7 @@ class _Reader:
         member = self.members[height]
         relation = self.relations.get(member)
         if relation is None:
-            raise Untranslatable(f"member {member} is not in this database")
+            raise Untranslatable("reads a member whose valid rows this database does not hold")
         if list(body["schema"]["fields"]) != list(relation.dtypes):
             raise Untranslatable("a frame that is no member")
         self.reads.add(member)

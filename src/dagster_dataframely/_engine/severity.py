@@ -78,8 +78,8 @@ def warned_rules(
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} neither a "
             f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'."
-            f"{_closest(unknown, [*owners, *columns])} Rules: {_listed(owners)}. "
-            f"Columns: {_listed(columns)}."
+            f"{closest(unknown, [*owners, *columns])} Rules: {listed(owners)}. "
+            f"Columns: {listed(columns)}."
         )
     return frozenset(rule for rule, column in owners.items() if rule in names or column in names)
 
@@ -98,13 +98,13 @@ def warned_filters(collection: type[dy.Collection], extra: Iterable[str] = ()) -
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not a "
             f"filter of collection {collection.__name__}, so cannot be made 'warn'."
-            f"{_closest(unknown, filters)} Filters: {_listed(filters)}. (A member's rules are "
+            f"{closest(unknown, filters)} Filters: {listed(filters)}. (A member's rules are "
             "made 'warn' on its schema.)"
         )
     return names
 
 
-def _closest(unknown: Sequence[str], known: Sequence[str]) -> str:
+def closest(unknown: Sequence[str], known: Sequence[str]) -> str:
     """ " Did you mean ...?" for the unknown names that resemble known ones, as asset keys
     are suggested."""
     hints = [
@@ -115,7 +115,7 @@ def _closest(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f" Did you mean {'; '.join(hints)}?" if hints else ""
 
 
-def _listed(names: Iterable[str], limit: int = 30) -> str:
+def listed(names: Iterable[str], limit: int = 30) -> str:
     """`names` for a message: at most `limit` of them, then how many more."""
     names = list(names)
     shown = ", ".join(names[:limit]) or "(none)"

@@ -13,10 +13,11 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, materialized
+from support import evaluations, load_error, materialized, scaffold_checks
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidToleranceError
@@ -198,6 +199,64 @@ def test_a_warn_rule_cannot_tolerate_up_to_an_error() -> None:
 def test_a_gated_asset_refuses_a_schema_with_tolerances() -> None:
     with pytest.raises(InvalidToleranceError, match=r"dd.asset .* dd.schema_checks"):
         dd.asset(Payments)(lambda: _payments())
+
+
+# -------------------------------------- the Component ------------------------------------ #
+
+ORDERS_ASSET = """\
+import dagster as dg
+import polars as pl
+
+from dagster_dataframely.data import defective_orders
+
+
+@dg.asset
+def orders() -> pl.DataFrame:
+    return defective_orders()
+"""
+ORDERS = "dagster_dataframely.data:OrdersSchema"
+
+
+def test_the_component_takes_tolerances_per_entry(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    (sandbox.defs_folder_path / "assets.py").write_text(ORDERS_ASSET)
+    tolerate = {"primary_key": {"warn_above": 1, "error_above": "50%"}, "amount": {"warn_above": 1}}
+    scaffold_checks(
+        sandbox, {"checks": [{"asset": "orders", "schema": ORDERS, "tolerate": tolerate}]}
+    )
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        result = dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
+            raise_on_error=False,
+        )
+
+    checked = evaluations(result)
+    assert (checked["dy_rule__primary_key"].passed, checked["dy_rule__primary_key"].severity) == (
+        False,
+        WARN,
+    )  # 2 of 13 rows: above 1, within 50%
+    assert checked["dy_rule__amount__min"].passed  # 1 row, warn above 1
+    assert checked["dy_rule__amount__min"].metadata["dy_tolerance"].value == "warn above 1 row"
+
+
+def test_a_bad_tolerance_in_yaml_names_the_file_the_entry_and_the_rule(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    (sandbox.defs_folder_path / "assets.py").write_text(ORDERS_ASSET)
+    entry = {"asset": "orders", "schema": ORDERS, "tolerate": {"amount|min": {"warn_above": -3}}}
+    path = scaffold_checks(sandbox, {"checks": [entry]})
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidToleranceError)
+    assert str(error).startswith(
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): warn_above=-3 for "
+        "'amount|min' of schema OrdersSchema is negative."
+    )
 
 
 # ------------------------------------- the property ------------------------------------- #

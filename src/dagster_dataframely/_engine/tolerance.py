@@ -18,7 +18,7 @@ import dataframely as dy
 
 from ..errors import InvalidToleranceError
 from .dataframely_internals import rule_expressions
-from .severity import Severity, closest, listed
+from .severity import Severity, listed, unknown_names
 
 S = TypeVar("S", bound=type[dy.Schema])
 
@@ -274,14 +274,12 @@ def _guard_names(
     where: str,
     owners: Mapping[str, str | None] | None = None,
 ) -> None:
-    columns = schema.columns()
-    known = list(owners if owners is not None else rule_expressions(schema))
-    unknown = sorted(name for name in names if name not in known and name not in columns)
+    rules = owners if owners is not None else rule_expressions(schema)
+    unknown, known = unknown_names(schema, names, rules)
     if unknown:
         raise InvalidToleranceError(
             f"{where} names {', '.join(map(repr, unknown))}, neither a rule nor a column of "
-            f"schema {schema.__name__}.{closest(unknown, [*known, *columns])} Rules: "
-            f"{listed(known)}. Columns: {listed(columns)}."
+            f"schema {schema.__name__}.{known}"
         )
 
 

@@ -223,7 +223,7 @@ def results(
         if len(check.rules) == 1:
             metadata["dy_rule"] = check.rules[0].name
         else:
-            metadata["dy_rules"] = table(_per_rule(check, evaluation), max_rows=50)
+            metadata["dy_rules"] = table(_per_rule(check, evaluation, verdict), max_rows=50)
         sample = _sample(check, evaluation)
         if sample is not None:
             metadata["dy_failed_sample"] = table(sample, null="null")
@@ -262,8 +262,7 @@ def _outcome(
     )
 
 
-def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
-    rows = evaluation.row_count
+def _per_rule(check: Check, evaluation: Evaluation, verdict: Verdict) -> pl.DataFrame:
     frame = pl.DataFrame(
         [
             (
@@ -271,7 +270,7 @@ def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
                 r.severity,
                 evaluation.failed[r.name],
                 str(r.limits),
-                r.limits.margin(evaluation.failed[r.name], rows),
+                verdict.margins[r.name],
                 r.description,
             )
             for r in check.rules

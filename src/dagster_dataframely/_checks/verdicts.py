@@ -43,18 +43,17 @@ class Verdict:
     def of(cls, check: Check, evaluation: Evaluation) -> Verdict:
         rows = evaluation.row_count
         failed = {rule.name: evaluation.failed[rule.name] for rule in check.rules}
+        judged = {
+            rule.name: rule.limits.judge(
+                failed[rule.name], rows, table_fails=rule.name in evaluation.failed_table
+            )
+            for rule in check.rules
+        }
         return cls(
             check=check,
-            levels={
-                rule.name: rule.limits.level(
-                    failed[rule.name], rows, table_fails=rule.name in evaluation.failed_table
-                )
-                for rule in check.rules
-            },
+            levels={name: level for name, (level, _) in judged.items()},
             fractions={name: count / rows if rows else 0.0 for name, count in failed.items()},
-            margins={
-                rule.name: rule.limits.margin(failed[rule.name], rows) for rule in check.rules
-            },
+            margins={name: margin for name, (_, margin) in judged.items()},
             row_count=rows,
             failed=failed,
         )
@@ -87,7 +86,9 @@ class Verdict:
         plots) and `dy_tolerance_margin` (the smallest rule's)."""
         words = {str(rule.limits) for rule in self.check.rules}
         return {
-            "dy_tolerance": words.pop() if len(words) == 1 else "per rule, see dy_rules",
+            "dy_tolerance": dg.MetadataValue.text(
+                words.pop() if len(words) == 1 else "per rule, see dy_rules"
+            ),
             "dy_failed_fraction": dg.MetadataValue.float(max(self.fractions.values())),
-            "dy_tolerance_margin": min(self.margins.values()),
+            "dy_tolerance_margin": dg.MetadataValue.int(min(self.margins.values())),
         }

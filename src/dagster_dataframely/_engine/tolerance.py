@@ -43,7 +43,7 @@ class Limit:
         if self.count is not None:
             return self.count
         assert self.fraction is not None
-        return math.floor(self.fraction * row_count)
+        return self.fraction.numerator * row_count // self.fraction.denominator
 
     def __str__(self) -> str:
         if self.count is not None:
@@ -142,21 +142,20 @@ class Tolerance:
             "error_above=...) or a mapping with those keys."
         )
 
-    def level(self, failed: int, row_count: int, *, table_fails: bool = False) -> Severity | None:
-        """The level `failed` of `row_count` rows crosses: `"error"`, `"warn"`, or None within
-        the tolerance. A verdict on the whole (empty) table (`table_fails`) crosses every
-        limit, as no row count measures it."""
-        for severity, bound in (("error", self.error_above), ("warn", self.warn_above)):
-            if bound is not None and (table_fails or failed > bound.rows(row_count)):
-                return severity  # type: ignore[return-value]
-        return None
-
-    def margin(self, failed: int, row_count: int) -> int:
-        """Failing rows to spare before the check fails (>= 0), or, when it fails, how many
-        rows it is above the limit it crossed (< 0)."""
-        bounds = [b.rows(row_count) for b in (self.warn_above, self.error_above) if b is not None]
-        crossed = [bound for bound in bounds if failed > bound]
-        return (max(crossed) if crossed else min(bounds)) - failed
+    def judge(
+        self, failed: int, row_count: int, *, table_fails: bool = False
+    ) -> tuple[Severity | None, int]:
+        """The level `failed` of `row_count` rows crosses (`"error"`, `"warn"`, or None within
+        the tolerance), and the margin: failing rows to spare before the check fails (>= 0),
+        or how many rows it is above the highest limit it crossed (< 0). A verdict on the
+        whole (empty) table (`table_fails`) crosses every limit, as no row count measures it."""
+        warn = None if self.warn_above is None else self.warn_above.rows(row_count)
+        error = None if self.error_above is None else self.error_above.rows(row_count)
+        if error is not None and (table_fails or failed > error):
+            return "error", error - failed
+        if warn is not None and (table_fails or failed > warn):
+            return "warn", warn - failed
+        return None, min(bound for bound in (warn, error) if bound is not None) - failed
 
     @property
     def can_error(self) -> bool:

@@ -307,6 +307,7 @@ def test_each_verdict_follows_from_dataframelys_own_counts(
 
     counts = Payments.filter(frame, cast=False).failure.counts()
     checked = {r.check_name: r for r in results}
+    levels = []
     for rule, check in {"email|regex": EMAIL, "amount|min": AMOUNT}.items():
         count = counts.get(rule, 0)
         warn, error = (
@@ -317,11 +318,26 @@ def test_each_verdict_follows_from_dataframelys_own_counts(
         expected = (
             ERROR if _crosses(count, rows, error) else WARN if _crosses(count, rows, warn) else None
         )
+        levels.append(expected)
         result = checked[check]
         assert result.passed == (expected is None), (rule, count, rows, warn, error)
         if expected is not None:
             assert result.severity == expected
         assert result.metadata["dy_failed_count"].value == count
+        assert result.metadata["dy_failed_fraction"].value == (count / rows if rows else 0.0)
+
+    # one collapsed check: the worst level of its rules (the others never fail here)
+    (collapsed,) = [
+        r
+        for r in dd.wiring.check_results(
+            Payments, frame, asset_key="payments", tolerate=tolerate, check_granularity="schema"
+        )
+        if r.check_name == "dy_schema__rules"
+    ]
+    worst = ERROR if ERROR in levels else WARN if WARN in levels else None
+    assert collapsed.passed == (worst is None)
+    if worst is not None:
+        assert collapsed.severity == worst
 
 
 def _ordered(bound: int | str | float) -> Fraction:

@@ -189,6 +189,23 @@ def test_a_limit_no_rule_can_have_is_refused_with_the_rule_and_the_fix(
         dd.schema_checks(Payments, asset="payments", tolerate={"amount|min": limits})
 
 
+def test_a_tolerance_built_directly_is_checked_when_built() -> None:
+    with pytest.raises(InvalidToleranceError, match=r"error_above=-0.5 for dd.Tolerance is neg"):
+        dd.Tolerance(error_above=-0.5)
+
+
+@pytest.mark.parametrize("limit", [0.29, "29%"])
+@pytest.mark.parametrize(("negative", "passed"), [(29, True), (30, False)])
+def test_a_fraction_is_exact(limit: float | str, negative: int, passed: bool) -> None:
+    # 0.29 * 100 is 28.999999999999996 in floating point: the limit must still be 29 rows
+    frame = _payments(bad_emails=0, negative=negative, rows=100)
+    tolerate = {"amount|min": dd.Tolerance(error_above=limit)}
+
+    results = dd.wiring.check_results(Payments, frame, asset_key="payments", tolerate=tolerate)
+
+    assert {r.check_name: r.passed for r in results}[AMOUNT] is passed
+
+
 def test_a_warn_rule_cannot_tolerate_up_to_an_error() -> None:
     with pytest.raises(
         InvalidToleranceError, match=r"'amount\|min' .* is 'warn'.*Drop error_above="

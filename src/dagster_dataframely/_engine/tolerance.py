@@ -106,17 +106,32 @@ class Tolerance:
     def __init__(
         self,
         *,
-        warn_above: int | float | str | Limit | None = None,
-        error_above: int | float | str | Limit | None = None,
-        where: str = "a tolerance",
+        warn_above: int | float | str | None = None,
+        error_above: int | float | str | None = None,
     ) -> None:
-        limits = {
-            level: value
-            if isinstance(value, Limit) or value is None
-            else limit(value, level=level, where=where)
+        self._fill(warn_above, error_above, where="dd.Tolerance")
+
+    @classmethod
+    def of(cls, value: Any, *, where: str) -> Tolerance:
+        """A `Tolerance`, or a mapping of its levels (as YAML gives it), as a `Tolerance`;
+        an invalid limit's message names `where` (the rule)."""
+        if isinstance(value, Tolerance):
+            return value
+        if isinstance(value, Mapping) and set(value) <= set(_LEVELS):
+            tolerance = cls.__new__(cls)
+            tolerance._fill(value.get("warn_above"), value.get("error_above"), where=where)
+            return tolerance
+        raise InvalidToleranceError(
+            f"The tolerance of {where} is {value!r}: pass dd.Tolerance(warn_above=..., "
+            "error_above=...) or a mapping with those keys."
+        )
+
+    def _fill(self, warn_above: Any, error_above: Any, *, where: str) -> None:
+        """Set the limits, refusing any no rule can have."""
+        warn, error = (
+            None if value is None else limit(value, level=level, where=where)
             for level, value in zip(_LEVELS, (warn_above, error_above), strict=True)
-        }
-        warn, error = limits["warn_above"], limits["error_above"]
+        )
         if warn is None and error is None:
             raise InvalidToleranceError(
                 f"The tolerance of {where} tolerates nothing: give warn_above=, error_above= "
@@ -129,18 +144,6 @@ class Tolerance:
             )
         object.__setattr__(self, "warn_above", warn)
         object.__setattr__(self, "error_above", error)
-
-    @classmethod
-    def of(cls, value: Any, *, where: str) -> Tolerance:
-        """A `Tolerance`, or a mapping of its levels (as YAML gives it), as a `Tolerance`."""
-        if isinstance(value, Tolerance):
-            return value
-        if isinstance(value, Mapping) and set(value) <= set(_LEVELS):
-            return cls(**value, where=where)
-        raise InvalidToleranceError(
-            f"The tolerance of {where} is {value!r}: pass dd.Tolerance(warn_above=..., "
-            "error_above=...) or a mapping with those keys."
-        )
 
     def judge(
         self, failed: int, row_count: int, *, table_fails: bool = False
@@ -211,7 +214,8 @@ def tolerate(
                 "collection's filters are not supported yet.)"
             )
         where = f"{', '.join(map(repr, rules))} of schema {schema.__name__}"
-        tolerance = Tolerance(warn_above=warn_above, error_above=error_above, where=where)
+        levels = {"warn_above": warn_above, "error_above": error_above}
+        tolerance = Tolerance.of(levels, where=where)
         _guard_names(schema, rules, where="dd.tolerate")
         setattr(schema, _TOLERANCE_ATTR, declared(schema) | dict.fromkeys(rules, tolerance))
         return schema

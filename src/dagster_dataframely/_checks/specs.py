@@ -90,7 +90,8 @@ def check_specs(
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
     `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
     quarantine; `blocking` overrides that. Dagster blocks only on a failure at `ERROR`.
-    Pass the same `check_granularity` and `schema_rules` to the call that yields results.
+    Pass the same `warn`, `tolerate`, `check_granularity` and `schema_rules` to the call that
+    yields results.
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)

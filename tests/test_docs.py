@@ -482,6 +482,25 @@ STATED: dict[str, Expectation] = {
     "docs/severity.md: For one asset: `warn=`": Run(
         {"orders": 12}, failed={"dy_rule__customer_email__check__is_lowercase": WARN}
     ),
+    "docs/tolerances.md: On the schema: `@dd.tolerate`": Run(
+        {"payments": 200}, failed={"dy_rule__email__regex": WARN, "dy_rule__amount__min": WARN}
+    ),
+    "docs/tolerances.md: On the schema: `@dd.tolerate` #2": _prints(
+        "dy_rule__email__regex         failed at WARN   1.5% margin  -3  warn above 0 rows, "
+        "error above 5%",
+        "dy_rule__amount__min          failed at WARN   2.0% margin  -2  warn above 2 rows, "
+        "error above 10 rows",
+        "dy_rule__amount__nullability  passed           0.0% margin  +0  error above 0 rows",
+    ),
+    "docs/tolerances.md: For one asset: `tolerate=`": Run(
+        {"payments": 200},
+        failed={"dy_rule__email__regex": ERROR},
+        error="DagsterAssetCheckFailedError",
+    ),
+    "docs/tolerances.md: Errors at definition time": _prints(
+        "tolerate= names 'amount|mn', neither a rule nor a column of schema Payments. Did you "
+        "mean 'amount|min'"
+    ),
     "docs/settings.md: Check granularity": Run(
         {"orders": None},
         failed={

@@ -9,6 +9,7 @@ from types import ModuleType
 
 from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
+from ._engine.tolerance import Tolerance, tolerate
 from ._gated.asset import asset
 from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
@@ -20,6 +21,7 @@ from .io import ParquetIOManager
 __all__ = [
     "ParquetIOManager",
     "SchemaChecksComponent",
+    "Tolerance",
     "asset",
     "checks_job",
     "collection_checks",
@@ -29,6 +31,7 @@ __all__ = [
     "schema_checks",
     "sources",
     "testing",
+    "tolerate",
     "warn",
     "wiring",
     "with_schemas",

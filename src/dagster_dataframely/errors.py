@@ -19,6 +19,7 @@ __all__ = [
     "InvalidSettingError",
     "InvalidSeverityError",
     "InvalidSourceError",
+    "InvalidToleranceError",
     "MemberPartitionsError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
@@ -49,6 +50,10 @@ class InvalidSettingError(DagsterDataframelyError, ValueError):
 
 class InvalidSeverityError(DagsterDataframelyError, ValueError):
     """`dd.warn` or `warn=` names something that is neither a rule nor a column."""
+
+
+class InvalidToleranceError(DagsterDataframelyError, ValueError):
+    """`dd.tolerate` or `tolerate=` names an unknown rule, or a limit no rule can have."""
 
 
 class ReservedColumnError(DagsterDataframelyError, ValueError):

@@ -19,6 +19,7 @@ from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
 from .specs import Check, plan
+from .verdicts import Verdict
 
 if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
     from .._engine.sql.backend import SQLTable
@@ -37,6 +38,7 @@ def check_results(
     asset_key: dg.AssetKey | str | Sequence[str],
     severity: dg.AssetCheckSeverity | None = None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -48,8 +50,9 @@ def check_results(
     whole), a pandas DataFrame or a pyarrow Table. The column-schema check comes first and
     reads only the frame's schema: on a mismatch its failed result is yielded, then
     `ColumnSchemaError` is raised and no rule is evaluated. Each rule check fails with its
-    rule's severity unless `severity` overrides it. `checks` limits the results to those
-    check names (the column-schema check is always evaluated).
+    rule's severity unless `severity` overrides it; within its tolerance (`dd.tolerate`,
+    `tolerate`) it passes. `checks` limits the results to those check names (the
+    column-schema check is always evaluated).
     """
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(asset_key, argument="asset_key")
@@ -60,7 +63,14 @@ def check_results(
     )
     lf = as_lazy(frame, asset=key.to_user_string())
     yield from schema_results(
-        dy_schema, lf, key, settings, warn=warn, checks=checks, severity=severity
+        dy_schema,
+        lf,
+        key,
+        settings,
+        warn=warn,
+        tolerate=tolerate,
+        checks=checks,
+        severity=severity,
     )
 
 
@@ -71,6 +81,7 @@ def schema_results(
     settings: CheckSettings,
     *,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     checks: Collection[str] | None = None,
     severity: dg.AssetCheckSeverity | None = None,
     read_dtypes: ReadDtypes | None = None,
@@ -85,7 +96,7 @@ def schema_results(
     yield from column_schema_results(
         schema, actual, asset_key, read_dtypes=read_dtypes, casts=casts
     )
-    planned = plan(rules(schema, warn=warn), settings, schema.__name__)
+    planned = plan(rules(schema, warn=warn, tolerate=tolerate), settings, schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     catalogue = [rule for check in planned for rule in check.rules]
@@ -184,30 +195,35 @@ def results(
 ) -> Iterator[dg.AssetCheckResult]:
     """One `AssetCheckResult` per check, from an evaluation of its rules.
 
-    A failing check's metadata reads top down as the UI lists it, which is by key (Dagster
-    stores metadata with sorted keys): the outcome in words first (`dy_assessment`: severity,
-    and how many rows failed of how many), the rule's readable constraint, then its polars
-    expression, counts and failing rows (nulls shown as `null`).
+    Each rule's tolerance decides from its count alone whether it crossed a level; the check
+    fails at the worst level its rules crossed. A failing check's metadata reads top down as
+    the UI lists it, which is by key (Dagster stores metadata with sorted keys): the outcome
+    in words first (`dy_assessment`: severity, and how many rows failed of how many), the
+    rule's readable constraint, then its polars expression, counts and failing rows (nulls
+    shown as `null`).
     """
     for check in checks:
-        failing = [rule for rule in check.rules if evaluation.fails(rule.name)]
-        own = "error" if any(r.severity == "error" for r in failing or check.rules) else "warn"
-        level = severity or _SEVERITY[own]
+        verdict = Verdict.of(check, evaluation)
+        failing = verdict.failing
+        level = severity or _SEVERITY[verdict.level]
         failed = sum(evaluation.failed[rule.name] for rule in check.rules)
         metadata: dict[str, Any] = {}
         if failing:
             metadata[ASSESSMENT] = _outcome(level, check, failing, evaluation)
+        elif verdict.tolerated:
+            metadata[ASSESSMENT] = f"passed within its tolerance: {verdict.tolerated}"
         if len(check.rules) == 1:
             rule = check.rules[0]
             if failing:
                 metadata["dy_constraint"] = dg.MetadataValue.text(shorten(rule.description))
                 metadata["dy_expression"] = dg.MetadataValue.text(rule.expression)
         metadata |= {"dy_failed_count": failed, "dy_row_count": evaluation.row_count}
+        metadata |= verdict.metadata()
         metadata["dy_engine"] = _engine(check, evaluation)
         if len(check.rules) == 1:
             metadata["dy_rule"] = check.rules[0].name
         else:
-            metadata["dy_rules"] = table(_per_rule(check, evaluation), max_rows=50)
+            metadata["dy_rules"] = table(_per_rule(check, evaluation, verdict), max_rows=50)
         sample = _sample(check, evaluation)
         if sample is not None:
             metadata["dy_failed_sample"] = table(sample, null="null")
@@ -236,21 +252,35 @@ def _outcome(
     rows = share(worst, evaluation.row_count)
     if not worst:  # a verdict on the whole (empty) table, no row to carry it
         rows = "the table fails it (0 rows)"
+    tolerances = {str(rule.tolerance) for rule in failing if rule.tolerance is not None}
+    tolerated = f" (tolerance: {'; '.join(sorted(tolerances))})" if tolerances else ""
     if len(check.rules) == 1:
-        return f"failed at severity {level.value}: {rows}"
+        return f"failed at severity {level.value}: {rows}{tolerated}"
     return (
         f"failed at severity {level.value}: {len(failing)} of {len(check.rules)} rules, "
-        f"the worst on {rows}"
+        f"the worst on {rows}{tolerated}"
     )
 
 
-def _per_rule(check: Check, evaluation: Evaluation) -> pl.DataFrame:
+def _per_rule(check: Check, evaluation: Evaluation, verdict: Verdict) -> pl.DataFrame:
     frame = pl.DataFrame(
-        [(r.name, r.severity, evaluation.failed[r.name], r.description) for r in check.rules],
+        [
+            (
+                r.name,
+                r.severity,
+                evaluation.failed[r.name],
+                str(r.limits),
+                verdict.margins[r.name],
+                r.description,
+            )
+            for r in check.rules
+        ],
         schema={
             "rule": pl.String,
             "severity": pl.String,
             "failed": pl.Int64,
+            "tolerance": pl.String,
+            "margin": pl.Int64,
             "constraint": pl.String,
         },
         orient="row",

@@ -7,8 +7,9 @@ results, so the two always agree.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import dagster as dg
 
@@ -35,7 +36,8 @@ class Check:
 
     @property
     def has_error_rule(self) -> bool:
-        return any(rule.severity == "error" for rule in self.rules)
+        """Whether a rule of the check can fail it at `ERROR` (within its tolerance)."""
+        return any(rule.limits.can_error for rule in self.rules)
 
     @property
     def description(self) -> str:
@@ -76,6 +78,7 @@ def check_specs(
     *,
     asset: dg.AssetKey | str | Sequence[str],
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     quarantine: bool = False,
@@ -85,8 +88,10 @@ def check_specs(
     """A spec for every check `schema` defines on `asset`, the column-schema check first.
 
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
-    `"error"` rule and the asset does not quarantine; `blocking` overrides that.
-    Pass the same `check_granularity` and `schema_rules` to the call that yields results.
+    `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
+    quarantine; `blocking` overrides that. Dagster blocks only on a failure at `ERROR`.
+    Pass the same `warn`, `tolerate`, `check_granularity` and `schema_rules` to the call that
+    yields results.
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
@@ -101,7 +106,8 @@ def check_specs(
             partitions_def=partitions_def,
         )
     ]
-    for check in plan(rules(dy_schema, warn=warn), settings, dy_schema.__name__):
+    catalogue = rules(dy_schema, warn=warn, tolerate=tolerate)
+    for check in plan(catalogue, settings, dy_schema.__name__):
         specs.append(
             check_spec(
                 check.name,

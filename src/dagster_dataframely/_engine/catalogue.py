@@ -6,9 +6,10 @@ same `Rule` records, so a rule has one name, one check name and one severity eve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import Any
 
 import dataframely as dy
 import polars as pl
@@ -19,6 +20,7 @@ from .naming import check_name, guard_check_names, guard_columns
 from .schemas import SchemaLike, as_dataframely
 from .severity import Severity, warn_names, warned_rules
 from .table_verdicts import judges_table
+from .tolerance import ZERO, Tolerance, overrides, resolve
 
 _MAX_EXPRESSION = 400
 
@@ -44,6 +46,8 @@ class Rule:
         judges_table: A verdict of one value for the whole table (`pl.len() > 0`) fails even
             an empty table, which has no row to carry it: so Pandera's checks, which the
             translation marks. Dataframely counts rows, so its own rules pass an empty table.
+        tolerance: The failing rows its check tolerates (`dd.tolerate`, `tolerate=`); None
+            for its severity's zero tolerance.
     """
 
     name: str
@@ -55,20 +59,38 @@ class Rule:
     expr: pl.Expr = field(repr=False, compare=False)
     distinct_over: tuple[str, ...] | None = None
     judges_table: bool = False
+    tolerance: Tolerance | None = None
+
+    @property
+    def limits(self) -> Tolerance:
+        """The tolerance its check applies: its own, else its severity's zero tolerance."""
+        return self.tolerance or ZERO[self.severity]
 
 
-def rules(schema: SchemaLike, *, warn: str | Iterable[str] = ()) -> list[Rule]:
+def rules(
+    schema: SchemaLike,
+    *,
+    warn: str | Iterable[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
+) -> list[Rule]:
     """Every rule of `schema`, in Dataframely's order, with `warn` (one name or several)
-    added to its `"warn"` rules.
+    added to its `"warn"` rules, and the tolerances of `dd.tolerate` with `tolerate`
+    (`{rule or column name: dd.Tolerance}`) overriding them.
 
-    Raises the naming errors (`ReservedColumnError`, `CheckNameCollisionError`) and
-    `InvalidSeverityError` here, at definition time.
+    Raises the naming errors (`ReservedColumnError`, `CheckNameCollisionError`),
+    `InvalidSeverityError` and `InvalidToleranceError` here, at definition time.
     """
-    return list(_rules(as_dataframely(schema), frozenset(warn_names(warn))))
+    dy_schema = as_dataframely(schema)
+    override = overrides(dy_schema.__name__, tolerate)
+    return list(_rules(dy_schema, frozenset(warn_names(warn)), frozenset(override.items())))
 
 
 @lru_cache(maxsize=256)
-def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
+def _rules(
+    schema: type[dy.Schema],
+    warn: frozenset[str],
+    tolerate: frozenset[tuple[str, Tolerance]] = frozenset(),
+) -> tuple[Rule, ...]:
     columns = schema.columns()
     guard_columns(schema.__name__, columns)
     expressions = rule_expressions(schema)
@@ -76,6 +98,11 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
     owned = {name: rule_owner(name, columns) for name in expressions}
     warned = warned_rules(schema, warn, owners={name: o[0] for name, o in owned.items()})
     judging = judges_table(schema)
+    severities: dict[str, Severity] = {
+        name: "warn" if name in warned else "error" for name in expressions
+    }
+    owners = {name: o[0] for name, o in owned.items()}
+    tolerances = resolve(schema, owners, severities, dict(tolerate))
     catalogue = []
     for name, expr in expressions.items():
         column, suffix = owned[name]
@@ -89,12 +116,13 @@ def _rules(schema: type[dy.Schema], warn: frozenset[str]) -> tuple[Rule, ...]:
                 name=name,
                 column=column,
                 check_name=check_name(name),
-                severity="warn" if name in warned else "error",
+                severity=severities[name],
                 description=description,
                 expression=text if len(text) <= _MAX_EXPRESSION else text[:_MAX_EXPRESSION] + "…",
                 expr=expr,
                 distinct_over=_distinct_over(schema, column, suffix),
                 judges_table=name in judging,
+                tolerance=tolerances.get(name),
             )
         )
     return tuple(catalogue)

@@ -73,13 +73,11 @@ def warned_rules(
     if owners is None:
         owners = {rule: rule_owner(rule, columns)[0] for rule in rule_expressions(schema)}
     names = declared(schema) | frozenset(extra)
-    unknown = sorted(n for n in names if n not in owners and n not in columns)
+    unknown, known = unknown_names(schema, names, owners)
     if unknown:
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} neither a "
-            f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'."
-            f"{_closest(unknown, [*owners, *columns])} Rules: {_listed(owners)}. "
-            f"Columns: {_listed(columns)}."
+            f"rule nor a column of schema {schema.__name__}, so cannot be made 'warn'.{known}"
         )
     return frozenset(rule for rule, column in owners.items() if rule in names or column in names)
 
@@ -98,13 +96,26 @@ def warned_filters(collection: type[dy.Collection], extra: Iterable[str] = ()) -
         raise InvalidSeverityError(
             f"{', '.join(map(repr, unknown))} {'is' if len(unknown) == 1 else 'are'} not a "
             f"filter of collection {collection.__name__}, so cannot be made 'warn'."
-            f"{_closest(unknown, filters)} Filters: {_listed(filters)}. (A member's rules are "
+            f"{closest(unknown, filters)} Filters: {listed(filters)}. (A member's rules are "
             "made 'warn' on its schema.)"
         )
     return names
 
 
-def _closest(unknown: Sequence[str], known: Sequence[str]) -> str:
+def unknown_names(
+    schema: type[dy.Schema], names: Iterable[str], rules: Iterable[str]
+) -> tuple[list[str], str]:
+    """The `names` that are neither one of `rules` nor a column of `schema`, and the end of a
+    message about them: the closest known names, then the schema's rules and columns."""
+    rules, columns = list(rules), schema.columns()
+    unknown = sorted(name for name in names if name not in rules and name not in columns)
+    return unknown, (
+        f"{closest(unknown, [*rules, *columns])} Rules: {listed(rules)}. "
+        f"Columns: {listed(columns)}."
+    )
+
+
+def closest(unknown: Sequence[str], known: Sequence[str]) -> str:
     """ " Did you mean ...?" for the unknown names that resemble known ones, as asset keys
     are suggested."""
     hints = [
@@ -115,7 +126,7 @@ def _closest(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f" Did you mean {'; '.join(hints)}?" if hints else ""
 
 
-def _listed(names: Iterable[str], limit: int = 30) -> str:
+def listed(names: Iterable[str], limit: int = 30) -> str:
     """`names` for a message: at most `limit` of them, then how many more."""
     names = list(names)
     shown = ", ".join(names[:limit]) or "(none)"

@@ -29,6 +29,7 @@ from .._engine.schema_version import code_version
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
+from .._engine.tolerance import refuse_on_gate
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
 from .gate import AssetYield, gated_results, skipped_results
@@ -103,6 +104,7 @@ def asset(
                 f"dd.asset got {name}={value!r} without a quarantine: it says where the "
                 f"quarantine goes. Pass quarantine=True as well, or drop {name}."
             )
+    refuse_on_gate(as_dataframely(schema), where="dd.asset")
     gate = _Gate(
         schema=as_dataframely(schema),
         quarantine=resolved_quarantine,

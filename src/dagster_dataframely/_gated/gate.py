@@ -50,6 +50,7 @@ from .._engine.evaluate import Evaluation, as_lazy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.statistics import statistics as column_statistics
+from .._engine.tolerance import refuse_on_gate
 from ..errors import NoValidRowsError, ValidationAbortError
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 from .split import Split, by_rules, split_eagerly, split_lazily
@@ -123,6 +124,7 @@ def gated_results(
     the table's `value=` is a plan too when `table_takes_lazy` (its IO manager sinks it),
     else the written rows collected (and only those)."""
     dy_schema = as_dataframely(schema)
+    refuse_on_gate(dy_schema, where="validation_results")
     key = parse_asset_key(valid_key, argument="valid_key")
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,

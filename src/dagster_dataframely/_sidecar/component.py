@@ -93,9 +93,10 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     """Dataframely schema checks on assets that already exist, read back through their IO
     managers: one asset check per rule.
 
-    `checks` lists `{asset, schema: "package.module:Class", warn, blocking, check_granularity,
-    schema_rules, max_failure_samples, name, source, partitions_def, read_dtypes}`; the settings
-    beside `checks` apply to every entry that does not set its own. `checks_job: <name>` adds a
+    `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, blocking,
+    check_granularity, schema_rules, max_failure_samples, name, source, partitions_def,
+    read_dtypes}`; the settings beside `checks` apply to every entry that does not set its
+    own. `checks_job: <name>` adds a
     job that runs the file's checks alone, for `dg launch --job <name>`.
     """
 
@@ -221,6 +222,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 entry.schema,
                 asset=entry.asset,
                 name=entry.name,
+                tolerate=entry.tolerate,
                 **self._settings(entry),
                 partitions_def=entry.partitions_def
                 or self.partitions_def

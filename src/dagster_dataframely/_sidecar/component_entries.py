@@ -129,6 +129,8 @@ class SchemaCheck(dg.Resolvable):
         ),
     ]
     warn: str | Sequence[str] = ()
+    #: `{rule or column: {warn_above: 10, error_above: "1%"}}`, as `tolerate=` takes it.
+    tolerate: dict[str, dict[str, int | float | str]] | None = None
     blocking: bool | None = None
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None

@@ -12,7 +12,8 @@ import hashlib
 import json
 import logging
 import re
-from collections.abc import Collection, Iterable, Iterator, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 
@@ -26,6 +27,7 @@ from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
+from .._engine.tolerance import overrides
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
@@ -42,6 +44,7 @@ def schema_checks(
     asset: AssetKeyLike,
     name: str | None = None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
@@ -62,8 +65,11 @@ def schema_checks(
     sharing a schema never clash) loads the asset through its IO manager, as a `pl.LazyFrame`
     where the IO manager can provide one, and yields a result for each selected check. A
     failing rule check has its rule's severity; `warn` makes more rules `"warn"` for this
-    asset. A check is blocking when it reports an `"error"` rule, unless `blocking` says
-    otherwise; the column-schema check is always blocking. With `partitions_def` (the asset's)
+    asset. A check passes within its rules' tolerances (`dd.tolerate` on the schema;
+    `tolerate={"rule or column": dd.Tolerance(warn_above=10, error_above="1%")}` overrides them
+    for this asset) and otherwise fails at the level it crossed. A check is blocking when it
+    can fail at `ERROR`, unless `blocking` says otherwise, and blocks only a failure at
+    `ERROR`; the column-schema check is always blocking. With `partitions_def` (the asset's)
     the checks are partitioned and evaluate the partition the run materialized.
 
     `source` says where the table is read from when not through the asset's IO manager: a
@@ -88,6 +94,7 @@ def schema_checks(
     key = parse_asset_key(asset)
     reader = as_source(source)
     warn = warn_names(warn)
+    tolerate = overrides(dy_schema.__name__, tolerate)
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
@@ -98,6 +105,7 @@ def schema_checks(
         dy_schema,
         asset=key,
         warn=warn,
+        tolerate=tolerate,
         check_granularity=settings.check_granularity,
         schema_rules=settings.schema_rules,
         blocking=blocking,
@@ -123,6 +131,7 @@ def schema_checks(
                 key,
                 settings,
                 warn=warn,
+                tolerate=tolerate,
                 checks=names,
                 read_dtypes=read,
                 pushdown=table.pushdown,

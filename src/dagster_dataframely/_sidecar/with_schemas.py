@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import warnings
 from collections.abc import Container, Mapping, Sequence
+from typing import Any
 
 import dagster as dg
 import dataframely as dy
@@ -32,6 +33,7 @@ def with_schemas(
     schemas: Mapping[str | dg.AssetKey | type[dy.Collection], SchemaLike],
     *,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     blocking: bool | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
@@ -45,7 +47,8 @@ def with_schemas(
 
     A key is an `AssetKey` or its user string (`"raw/orders"` for `["raw", "orders"]`). Every
     named asset shows its schema in the Columns tab and gets `dd.schema_checks` with the given
-    settings; a partitioned asset's checks take its `partitions_def` unless one is given.
+    settings (`warn` and `tolerate` name rules or columns of every schema named here); a
+    partitioned asset's checks take its `partitions_def` unless one is given.
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
@@ -113,6 +116,7 @@ def with_schemas(
             schema,
             asset=key,
             warn=warn,
+            tolerate=tolerate,
             blocking=blocking,
             check_granularity=check_granularity,
             schema_rules=schema_rules,

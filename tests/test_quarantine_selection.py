@@ -274,3 +274,16 @@ def test_the_cli_run_of_the_quarantine_alone_keeps_its_status_true(tmp_path: Pat
     assert latest == {key: ("SUCCESS", run.run_id) for key in ("orders", "orders_quarantine")}
     assert pl.read_parquet(warehouse / "orders_quarantine.parquet").height == QUARANTINED_ROWS
     assert pl.read_parquet(warehouse / "orders.parquet").height == 6
+
+
+def test_the_cli_run_of_one_partition_of_the_quarantine_writes_that_partition_of_both(
+    tmp_path: Path,
+):
+    run, written, warehouse = _materialize(
+        tmp_path, "--select", "daily_orders_quarantine", "--partition", "2024-05-02"
+    )
+
+    assert run.status == dg.DagsterRunStatus.SUCCESS
+    assert written == {"daily_orders:2024-05-02", "daily_orders_quarantine:2024-05-02"}
+    table = pl.read_parquet(warehouse / "daily_orders" / "2024-05-02.parquet")
+    assert table.height == 6 and set(table["note"]) == {"2024-05-02"}

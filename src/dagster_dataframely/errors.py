@@ -186,8 +186,9 @@ class QuarantineKeyCollisionError(DagsterDataframelyError):
 
 
 class QuarantineSelectionError(DagsterDataframelyError):
-    """A run selected the quarantine of a `dd.asset` (or the table's checks) without the table,
-    which writes the quarantine on every run."""
+    """A run selected the checks of a quarantined `dd.asset` without the table or its
+    quarantine: nothing computes the frame they judge. (A run of the quarantine alone runs
+    the pair.)"""
 
 
 class QuarantineLayoutError(DagsterDataframelyError):

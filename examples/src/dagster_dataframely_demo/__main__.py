@@ -1,11 +1,11 @@
 """`make demo`: materialize the demo through the `dagster` CLI, then summarize the runs.
 
-Each run is a `dagster asset materialize` (the multiprocess executor, one process per step)
-against a persistent `DAGSTER_HOME` under `DEMO_DIR` (default `.demo`): the unpartitioned
-assets, then two days of `daily_sales` (a day with bulk orders, and a quiet one). Dagster's
-own log goes to `DEMO_DIR/logs/`; the console gets one line per step, read from the instance
-as the run goes (`_progress.py`), and, at the end, the summary `_summary.py` reads from the
-instance. `make ui` then serves the same instance.
+Each run is a `dagster asset materialize` (the in-process executor: the steps take seconds,
+less than a process per step would take to start) against a persistent `DAGSTER_HOME` under
+`DEMO_DIR` (default `.demo`): the unpartitioned assets, then two days of `daily_sales` (a day
+with bulk orders, and a quiet one). Dagster's own log goes to `DEMO_DIR/logs/`; the console
+gets one line per step, read from the instance as the run goes (`_progress.py`), and, at the
+end, the summary `_summary.py` reads from the instance. `make ui` then serves the same instance.
 """
 
 from __future__ import annotations

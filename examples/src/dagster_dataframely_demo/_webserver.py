@@ -9,15 +9,16 @@ import subprocess
 import sys
 import time
 import urllib.request
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
 
 @contextmanager
-def webserver(folder: Path, *, timeout: float = 600) -> Iterator[str]:
+def webserver(folder: Path, *, target: Sequence[str] = (), timeout: float = 600) -> Iterator[str]:
     """`dagster-webserver` over `folder`'s instance and tables (a `DEMO_DIR`); yields its URL
-    once it answers, stops it afterwards. Its log is `folder/logs/webserver.log`."""
+    once it answers, stops it afterwards. Its log is `folder/logs/webserver.log`. `target`:
+    the code location's arguments (`-f shop.py`), by default the demo's definitions."""
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
         port = int(probe.getsockname()[1])
@@ -27,7 +28,7 @@ def webserver(folder: Path, *, timeout: float = 600) -> Iterator[str]:
         "DEMO_STORAGE": str(folder / "data"),
     }
     webserver = Path(sys.executable).with_name("dagster-webserver")
-    command = [str(webserver), "-m", f"{__package__}.definitions"]
+    command = [str(webserver), *(target or ("-m", f"{__package__}.definitions"))]
     (folder / "logs").mkdir(parents=True, exist_ok=True)
     log_path = folder / "logs" / "webserver.log"
     url = f"http://127.0.0.1:{port}"

@@ -92,12 +92,9 @@ defs = dg.Definitions.merge(
                 orders,
                 daily_sales,
             ],
-            # Each step in its own process, forked from one that has imported this module. Named
-            # explicitly: without `preload_modules`, Dagster 1.13 preloads nothing of it, and each
-            # step process imports the whole code location again.
-            executor=dg.multiprocess_executor.configured(
-                {"start_method": {"forkserver": {"preload_modules": [__name__]}}}
-            ),
+            # Every step in the process of the run, which has loaded this module already: its
+            # steps take seconds, and a step process would first import the code location.
+            executor=dg.in_process_executor,
             resources={
                 WAREHOUSE: DuckDBPolarsIOManager(
                     database=str(STORAGE / "warehouse.duckdb"), schema="storefront"

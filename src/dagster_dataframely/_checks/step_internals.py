@@ -15,6 +15,9 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   output of its own and writes it through that output, by its name: a run that selected the
   table alone still has that output's IO manager and context (its own IO manager key and
   definition metadata), though the subsetted `context.assets_def` names no output of it.
+  A run that selected the quarantine alone writes the table through the table's output
+  the same way, and hands its check results to `AssetCheckResult.to_asset_check_evaluation`
+  (the evaluation Dagster itself would record) to yield them as evaluations.
 - `StepExecutionContext.resolved_run_config.resources[key].config` is a resource's config
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
   loads with, as Dagster does for a step's own inputs (pinned by
@@ -193,6 +196,13 @@ def _output_as(
                 key=asset_key
             )
     return step.get_io_manager(handle), output_context
+
+
+def check_evaluation(context: Context, result: dg.AssetCheckResult) -> dg.AssetCheckEvaluation:
+    """`result` as the evaluation Dagster records for it (its check's blocking, the run's
+    partition, the materialization it targets), for a check the run did not select: the
+    step's own checks are yielded as results, which Dagster takes only for selected ones."""
+    return result.to_asset_check_evaluation(context.get_step_execution_context())
 
 
 def output_io_manager(context: Context, output_name: str) -> Any:

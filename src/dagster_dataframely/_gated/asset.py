@@ -32,10 +32,16 @@ from .._engine.severity import warn_names
 from .._engine.tolerance import refuse_on_gate
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
-from .gate import AssetYield, gated_results, skipped_results
+from .gate import gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
 from .quarantine import quarantine_key as default_quarantine_key
-from .quarantined_asset import TABLE_OUTPUT, quarantined_asset, refuse_quarantine_alone
+from .quarantined_asset import (
+    TABLE_OUTPUT,
+    BodyYield,
+    pair_of_quarantine,
+    quarantined_asset,
+    refuse_checks_alone,
+)
 
 _UNSET: Any = dg.MaterializeResult().value  # what `value=` is when a MaterializeResult has none
 
@@ -188,22 +194,22 @@ class _Gate:
         """The key the quarantine of the table `key` is written as."""
         return self.quarantine_key or default_quarantine_key(key)
 
-    def body(self, fn: Callable[..., Any], key: dg.AssetKey) -> Callable[..., AssetYield]:
+    def body(self, fn: Callable[..., Any], key: dg.AssetKey) -> Callable[..., BodyYield]:
         """A generator with `fn`'s signature (so Dagster binds the same context and inputs)
         that runs `fn`, then validates what it returned."""
 
         @functools.wraps(fn)
-        def validated(*args: Any, **kwargs: Any) -> AssetYield:
+        def validated(*args: Any, **kwargs: Any) -> BodyYield:
             context = _context(args)
             run = context if context is not None and step_internals.in_run(context) else None
             if self.quarantine and run is not None:
-                refuse_quarantine_alone(run, key, self.quarantine_of(key))
+                refuse_checks_alone(run, key, self.quarantine_of(key))
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
             if frame is None:
                 yield from self._skip(context, key)
                 return
-            for event in gated_results(
+            events = gated_results(
                 self.schema,
                 frame,
                 valid_key=key,
@@ -217,7 +223,11 @@ class _Gate:
                 streamed=run is not None,
                 table_takes_lazy=run is not None
                 and takes_lazy_frames(step_internals.output_io_manager(run, TABLE_OUTPUT)),
-            ):
+            )
+            stream: BodyYield = events
+            if self.quarantine and run is not None and key not in run.selected_asset_keys:
+                stream = pair_of_quarantine(run, key, events)
+            for event in stream:
                 if extras is not None and isinstance(event, dg.MaterializeResult):
                     event = _merged(event, extras) if event.asset_key == key else event
                 yield event

@@ -16,7 +16,8 @@ public API offers no other way to keep a second asset's write out of a selection
 `can_subset=False` refuses the table alone, and an output the run did not select cannot be
 yielded. Writing in the body also makes a failed write an exception the body catches, so every
 rule result is reported before the run fails. A run that selects the quarantine without the
-table is refused (`refuse_quarantine_alone`): its rows only exist as the table's rejects.
+table runs the pair (`pair_of_quarantine`), the table logged the same way: its rows only exist
+as the table's rejects, and a refused run would mark the quarantine failed in the catalog.
 
 Every `@dg.asset` keyword goes where it applies (see `_TO_THE_OP`, `_TO_THE_TABLE`,
 `_TO_BOTH`); a keyword `@dg.asset` does not take is a `TypeError`, as it would be there.
@@ -24,16 +25,23 @@ Every `@dg.asset` keyword goes where it applies (see `_TO_THE_OP`, `_TO_THE_TABL
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Callable, Iterator, Mapping
+from typing import Any, TypeAlias
 
 import dagster as dg
 import dataframely as dy
 
+from .._checks import step_internals
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
 from .._engine.catalogue import rules
 from ..errors import QuarantineSelectionError
+from .gate import AssetYield
 from .quarantine import quarantine_output
+
+#: What the body of a quarantined asset yields: a run of the quarantine alone logs the table.
+BodyYield: TypeAlias = Iterator[
+    dg.MaterializeResult | dg.AssetCheckResult | dg.AssetMaterialization | dg.AssetCheckEvaluation
+]
 
 #: The table's output keeps the name `@dg.asset` gives its one output.
 TABLE_OUTPUT = "result"
@@ -132,25 +140,48 @@ def quarantined_asset(
     )(body)
 
 
-def refuse_quarantine_alone(
+def refuse_checks_alone(
     context: dg.AssetExecutionContext | dg.OpExecutionContext,
     table_key: dg.AssetKey,
     quarantine: dg.AssetKey,
 ) -> None:
-    """Raise `QuarantineSelectionError` when the run selected the quarantine (or the table's
-    checks) without the table: the quarantine holds the rows a run of the table held back,
-    so it is never written on its own."""
-    if table_key in context.selected_asset_keys:
+    """Raise `QuarantineSelectionError` when the run selected the table's checks without the
+    table or its quarantine: the checks judge the frame a run of the table computes, and a
+    run that writes neither has no frame to judge."""
+    if table_key in context.selected_asset_keys or quarantine in context.selected_asset_keys:
         return
-    selected = ", ".join(sorted(k.to_user_string() for k in context.selected_asset_keys))
     table = table_key.to_user_string()
     raise QuarantineSelectionError(
-        f"The run selected {selected or 'checks of ' + table} without the asset {table}: "
-        f"the quarantine {quarantine.to_user_string()} holds the rows a run of "
-        f"{table} held back, and is written on every run of {table}, never alone. Select "
-        f'the table instead (selection=["{table}"], dagster asset materialize --select '
-        f"{table}); its quarantine is written with it."
+        f"The run selected checks of {table} without the asset {table}: its checks judge "
+        f"what a run of {table} computes, and a run that writes neither {table} nor its "
+        f"quarantine {quarantine.to_user_string()} computes nothing. Select the table instead "
+        f'(selection=["{table}"], dg launch --assets {table}); its checks run with it.'
     )
+
+
+def pair_of_quarantine(
+    context: step_internals.Context, table_key: dg.AssetKey, events: AssetYield
+) -> BodyYield:
+    """`events` of a run that selected the quarantine without its table, as the run of the
+    pair: the quarantine's rows exist only as the table's rejects, so the table is written
+    too, through its own IO manager, and recorded as a logged materialization, and its check
+    results are yielded as evaluations (the run did not select its outputs or its checks, so
+    Dagster takes neither as such). The quarantine's status stays true: its run succeeds."""
+    for event in events:
+        if isinstance(event, dg.MaterializeResult) and event.asset_key == table_key:
+            logged = step_internals.write_as(
+                context, table_key, event.value, output_name=TABLE_OUTPUT
+            )
+            yield dg.AssetMaterialization(
+                asset_key=table_key,
+                partition=context.partition_key if context.has_partition_key else None,
+                metadata={**(event.metadata or {}), **logged},
+                tags=event.tags,
+            )
+        elif isinstance(event, dg.AssetCheckResult) and event.asset_key in (None, table_key):
+            yield step_internals.check_evaluation(context, event)
+        else:
+            yield event
 
 
 def quarantine_metadata(

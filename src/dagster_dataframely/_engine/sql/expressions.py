@@ -6,7 +6,7 @@ columns, literals, comparisons, `+ - *`, `-x`, `abs`, `& | ~`, `is_null`, `is_no
 polars nor overflow in the database (`arithmetic.py`), else `NotExact` says why. Anything else
 (a division, a window, a cast, a UDF, a node this reader does not know, as a later polars may
 write) makes the whole rule fall back to polars, so a rule is translated exactly or not at all.
-`tests/test_sql_expressions.py` pins the tree.
+`tests/test_sql_compile.py` pins the tree.
 """
 
 from __future__ import annotations

@@ -273,9 +273,9 @@ def main(args: argparse.Namespace) -> None:
             measure_all("postgres", server.conninfo, args.postgres_rows)
     print(
         f"load average after: {load_average()}; medians of {args.repeat} interleaved runs; "
-        "cost s = cpu s (the client) + srv s (PostgreSQL's processes). Failing rows differ "
-        "where a tool counts a rule otherwise (Soda's duplicate_count counts repeated values "
-        "once; GX's row counts include its own reading of each rule)."
+        "cost s = cpu s (the client) + srv s (PostgreSQL's processes). With the key, the "
+        "failing rows differ: dataframely counts every row of a repeated key, Soda and GX "
+        "their own measures of duplicates."
     )
 
 

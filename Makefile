@@ -36,7 +36,7 @@ NEWEST ?= $(firstword $(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) $
 MATRIX := py310-oldest py313
 OLDEST := constraints/py310-oldest.txt
 
-.PHONY: install lint typecheck unit unit-duckdb2 docs test matrix constraints demo ui screenshots bench clean
+.PHONY: install lint typecheck unit unit-duckdb2 docs test matrix constraints demo ui screenshots bench bench-compare clean
 
 $(UV):
 	$(PYTHON) -m venv .uv
@@ -138,5 +138,10 @@ screenshots: demo
 bench: install
 	for script in benchmarks/[!_]*.py; do $(BIN)/python $$script || exit 1; done
 
+# Our pushdown against Soda Core 4 and GX 1.x: those live in .bench-venv (built on first
+# use from benchmarks/compare/requirements.txt), never in the package's environment.
+bench-compare: install
+	$(BIN)/python benchmarks/compare/run.py
+
 clean:
-	rm -rf .uv $(VENV) $(MATRIX:%=.venv-%) .venv-duckdb2 site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)
+	rm -rf .uv $(VENV) .bench-venv $(MATRIX:%=.venv-%) .venv-duckdb2 site .pytest_cache .mypy_cache .ruff_cache .hypothesis $(DEMO_DIR)

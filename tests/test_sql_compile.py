@@ -54,9 +54,10 @@ def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> No
     by_row = [rule for rule in pushed if rule.distinct_over is None]
 
     sql = table.sql(table.counts(by_row, compiled))
-    keyed = [
-        table.sql(table.head_query(rule.distinct_over, 6)) for rule in pushed if rule.distinct_over
-    ]
+    keys = [rule.distinct_over for rule in pushed if rule.distinct_over]
+    keyed = [table.sql(table.head_query(key, 6)) for key in keys]
+    # The first key's grouping, sent with the counts in one query.
+    keyed += [table.sql(table.counts_with_head(table.counts(by_row, compiled), keys[0], 6))]
 
     parsed = sqlglot.parse_one(sql, read=dialect)
     assert isinstance(parsed, exp.Select)

@@ -81,6 +81,10 @@ def _queries(dialect: str) -> dict[str, str]:
         ),
         # A key rule: one grouping counts its rows and brings back its first repeated keys.
         "repeated_head": table.sql(table.head_query(["order_id"], LISTED_ROWS + 1)),
+        # With a key, the counts and the head in one round trip.
+        "counts_with_head": table.sql(
+            table.counts_with_head(table.counts(by_row, compiled), ["order_id"], LISTED_ROWS + 1)
+        ),
         # Its sample where it shows more than the key: the rows of the listed keys, or, where
         # a key is null, of the keys found by grouping again.
         "sample_primary_key_listed": table.sql(

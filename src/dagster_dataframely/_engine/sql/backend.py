@@ -1,9 +1,10 @@
 """The SQL backend: a table's rules counted by one aggregate query (each `unique` or
-primary-key rule by one grouping query that also brings back the keys its sample shows),
-failures sampled by bounded `LIMIT` queries, every rule without an exact SQL form evaluated
-by the polars evaluator over only the columns it reads. With `read_dtypes="cast"`, the casts
-with an exact SQL form are made in the query (`casts`), and the rules read the cast columns.
-It returns the polars backend's `Evaluation`, with `engines` saying where each rule ran.
+primary-key rule by one grouping query that also brings back the keys its sample shows; the
+first key's grouping joined to the counts, one round trip), failures sampled by bounded
+`LIMIT` queries, every rule without an exact SQL form evaluated by the polars evaluator over
+only the columns it reads. With `read_dtypes="cast"`, the casts with an exact SQL form are
+made in the query (`casts`), and the rules read the cast columns. It returns the polars
+backend's `Evaluation`, with `engines` saying where each rule ran.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
+from typing import Any
 
 import dataframely as dy
 import polars as pl
@@ -30,6 +32,7 @@ from .staging import Session
 _ROWS = "__dy_rows"
 _TABLE = "__dy_table"
 _KEYS = "__dy_keys"
+_HEAD = "__dy_head"
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,8 @@ class SQLTable:
             self.log(f"Rule {name!r} runs in polars, not {self.dialect.name}: {reason}.")
         pushed = [rule for rule in rules if rule.name in compiled]
         by_row = [rule for rule in pushed if rule.distinct_over is None]
-        counts = self.run(self.sql(self.counts(by_row, compiled))).row(0)
+        keys = next((rule.distinct_over for rule in pushed if rule.distinct_over), None)
+        counts = self.counted(self.counts(by_row, compiled), keys, max_failure_samples)
         row_count = int(counts[0])
         # A key rule: one grouping counts its rows and brings back the keys its sample shows.
         heads = {
@@ -198,8 +202,23 @@ class SQLTable:
             if rule.distinct_over is not None:  # its condition is TRUE: it would count 0
                 raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
             failing = exp.not_(exp.paren(compiled[rule.name]))
-            columns.append(exp.alias_(self.dialect.count_where(failing), f"r{index}"))
+            columns.append(exp.alias_(self.dialect.count_where(failing), f"__dy_r{index}"))
         return exp.select(*columns).from_(self.rows())
+
+    def counted(
+        self, counts: exp.Select, keys: Sequence[str] | None, shown: int
+    ) -> tuple[Any, ...]:
+        """`counts`' row; with `keys`, fetched in one round trip with `repeated_head(keys,
+        shown)`'s rows, which it keeps (`counts_with_head`: a `LEFT JOIN ... ON TRUE`, so the
+        counts come back where no key repeats)."""
+        if keys is None or tuple(keys) in self._repeated:
+            return self.run(self.sql(counts)).row(0)
+        bound = _bound(shown)
+        found = self.run(self.sql(self.counts_with_head(counts, keys, bound)))
+        width = len(counts.expressions)
+        rows = found.select(found.columns[width:]).filter(pl.col(COUNT).is_not_null())
+        self._repeated[tuple(keys)] = RepeatedHead(rows, bound)
+        return found.row(0)[:width]
 
     def repeated(self, keys: Sequence[str]) -> exp.Select:
         """The keys that occur more than once, with how often (`__dy_count`); nulls are one
@@ -229,12 +248,22 @@ class SQLTable:
             .limit(bound)
         )
 
+    def counts_with_head(self, counts: exp.Select, keys: Sequence[str], bound: int) -> exp.Select:
+        """`counts`' row joined to each row of `head_query(keys, bound)`, in key order."""
+        head = self.head_query(keys, bound).subquery(_quoted(_HEAD))
+        return (
+            exp.select(exp.Star())
+            .from_(counts.subquery(_quoted("__dy_counts")))
+            .join(head, on=exp.true(), join_type="left")
+            .order_by(*(exp.column(key, table=_HEAD, quoted=True) for key in keys))
+        )
+
     def repeated_head(self, keys: Sequence[str], shown: int = 0) -> RepeatedHead:
         """`head_query`'s rows, fetched once per table, bound to show `shown` rows and to
         hold every repeated key where `LISTED_ROWS` rows fail: a rule's count and sample and
         a collection's filters all read them."""
         if tuple(keys) not in self._repeated:
-            bound = max(LISTED_ROWS, shown) + 1
+            bound = _bound(shown)
             found = self.run(self.sql(self.head_query(keys, bound)))
             self._repeated[tuple(keys)] = RepeatedHead(found, bound)
         return self._repeated[tuple(keys)]
@@ -312,6 +341,12 @@ class SQLTable:
             .order_by(*order)
             .limit(limit)
         )
+
+
+def _bound(shown: int) -> int:
+    """How many repeated keys a head fetches: enough to show `shown` rows, and one more
+    than `LISTED_ROWS`, so that fewer coming back says they are all of them."""
+    return max(LISTED_ROWS, shown) + 1
 
 
 def _quoted(alias: str) -> exp.Identifier:

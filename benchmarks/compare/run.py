@@ -1,0 +1,313 @@
+"""Benchmark: our pushdown against Soda Core 4 and Great Expectations 1.x on the same table.
+
+    .venv/bin/python benchmarks/compare/run.py [--duckdb-rows 5_000_000]
+        [--postgres-rows 2_000_000] [--repeat 3] [--primary-key no yes]
+        [--databases duckdb postgres] [--tools floor ours soda gx]
+
+(`make bench-compare`.) The other tools are never a dependency of the package or its tests:
+they live in an environment of their own, `.bench-venv` (git-ignored), built on first use
+from `benchmarks/compare/requirements.txt` with the project's uv (or pip).
+
+The table and rules are `pushdown_floor.py`'s (5 columns, 9 rules, about 1% of rows failing
+each; with `--primary-key yes` a 10th, `id` unique), in a DuckDB file and a throwaway
+PostgreSQL server. Each contender runs in a fresh process, round-robin, medians of three;
+`cost s` is the client's CPU plus the server's (DuckDB runs in the client), with its ratio to
+the floor (the hand-written aggregate). Soda's contract and GX's suite state the same rules;
+GX 1.x's SQL datasource does not run on DuckDB here, so GX is measured on PostgreSQL only.
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parents[1]
+sys.path.insert(0, str(HERE.parent))
+
+from _measure import child_figures, dispatch, interleaved, load_average, measured  # noqa: E402
+from pushdown_floor import REGEX, TABLE, generate_duckdb, generate_postgres  # noqa: E402
+from pushdown_postgres import server_cpu  # noqa: E402
+
+VENV = ROOT / ".bench-venv"
+REQUIREMENTS = HERE / "requirements.txt"
+TOOLS = ("floor", "ours", "soda", "gx")
+#: Ours and the floor run in the project's environment, the others in `.bench-venv`.
+FOREIGN = {"soda", "gx"}
+
+
+def bench_python() -> Path:
+    """`.bench-venv`'s interpreter, the environment built or updated where the requirements
+    changed since it was last installed."""
+    python = VENV / "bin" / "python"
+    stamp = VENV / ".requirements-sha256"
+    wanted = hashlib.sha256(REQUIREMENTS.read_bytes()).hexdigest()
+    if python.exists() and stamp.exists() and stamp.read_text() == wanted:
+        return python
+    if not python.exists():
+        subprocess.run(["python3", "-m", "venv", str(VENV)], check=True)
+    uv = ROOT / ".uv" / "bin" / "uv"
+    install = (
+        [str(uv), "pip", "install", "--python", str(python)]
+        if uv.exists()
+        else [str(python), "-m", "pip", "install"]
+    )
+    subprocess.run([*install, "-r", str(REQUIREMENTS)], check=True)
+    stamp.write_text(wanted)
+    return python
+
+
+def soda_contract(database: str, key: bool, regex: str) -> str:
+    """The 9 rules (10 with the key) as a Soda contract for `bench/<schema>/orders`."""
+    schema = "main" if database == "duckdb" else "public"
+    isinf = "isinf(amount)" if database == "duckdb" else "amount IN ('Infinity', '-Infinity')"
+    isnan = "isnan(amount)" if database == "duckdb" else "amount = 'NaN'::double precision"
+    duplicate = "\n      - duplicate:" if key else ""
+    pattern = regex.replace("'", "''")
+    return f"""dataset: bench/{schema}/{TABLE}
+columns:
+  - name: id
+    checks:
+      - missing:{duplicate}
+  - name: email
+    valid_format:
+      regex: '{pattern}'
+      name: email
+    checks:
+      - invalid:
+  - name: country
+    checks:
+      - invalid:
+          qualifier: min_length
+          valid_min_length: 2
+      - invalid:
+          qualifier: max_length
+          valid_max_length: 2
+  - name: amount
+    checks:
+      - invalid:
+          valid_min: 0
+      - failed_rows:
+          qualifier: inf
+          expression: "{isinf}"
+      - failed_rows:
+          qualifier: nan
+          expression: "{isnan}"
+  - name: quantity
+    checks:
+      - invalid:
+          qualifier: min
+          valid_min: 1
+      - invalid:
+          qualifier: max
+          valid_max: 6
+"""
+
+
+def soda_source(database: str, where: str) -> str:
+    if database == "duckdb":
+        return f"type: duckdb\nname: bench\nconnection:\n  database: {where}\n  read_only: true\n"
+    fields = dict(part.split("=", 1) for part in where.split())
+    return (
+        "type: postgres\nname: bench\nconnection:\n"
+        f"  host: {fields['host']}\n  port: {fields['port']}\n  user: {fields['user']}\n"
+        f"  database: {fields['dbname']}\n  password: unused\n  sslmode: disable\n"
+    )
+
+
+def run_soda(database: str, where: str, key: bool, regex: str) -> int:
+    """Soda's contract verified on the table; the failing rows it counts."""
+    from soda_core.contracts.api.verify_api import verify_contract_locally
+
+    with tempfile.TemporaryDirectory(prefix="dd-bench-soda-") as directory:
+        source, contract = Path(directory) / "source.yml", Path(directory) / "contract.yml"
+        source.write_text(soda_source(database, where))
+        contract.write_text(soda_contract(database, key, regex))
+        result = verify_contract_locally(
+            data_source_file_path=str(source), contract_file_path=str(contract)
+        )
+    counted = 0
+    for verified in result.contract_verification_results:
+        for check in verified.check_results:
+            values = check.diagnostic_metric_values or {}
+            counted += int(next((values[k] for k in _SODA_COUNTS if k in values), 0))
+    return counted
+
+
+#: The count each kind of Soda check reports, first match wins (an invalid or duplicate
+#: check reports its column's missing values too).
+_SODA_COUNTS = ("invalid_count", "duplicate_count", "failed_rows_count", "missing_count")
+
+
+def run_gx(database: str, where: str, key: bool, regex: str) -> int:
+    """GX's suite of the same rules validated on the table; the failing rows it counts."""
+    import great_expectations as gx
+    import great_expectations.expectations as gxe
+
+    fields = dict(part.split("=", 1) for part in where.split())
+    url = (
+        f"postgresql+psycopg2://{fields['user']}@{fields['host']}:{fields['port']}/"
+        f"{fields['dbname']}"
+    )
+    context = gx.get_context(mode="ephemeral")
+    source = context.data_sources.add_postgres(name="bench", connection_string=url)
+    batch = source.add_table_asset(name=TABLE, table_name=TABLE).add_batch_definition_whole_table(
+        "all"
+    )
+    expectations: list[Any] = [
+        gxe.ExpectColumnValuesToNotBeNull(column="id"),
+        gxe.ExpectColumnValuesToMatchRegex(column="email", regex=regex),
+        gxe.ExpectColumnValueLengthsToBeBetween(column="country", min_value=2),
+        gxe.ExpectColumnValueLengthsToBeBetween(column="country", max_value=2),
+        gxe.ExpectColumnValuesToBeBetween(column="amount", min_value=0),
+        gxe.UnexpectedRowsExpectation(
+            unexpected_rows_query="SELECT * FROM {batch} WHERE amount IN ('Infinity', '-Infinity')"
+        ),
+        gxe.UnexpectedRowsExpectation(
+            unexpected_rows_query="SELECT * FROM {batch} WHERE amount = 'NaN'::double precision"
+        ),
+        gxe.ExpectColumnValuesToBeBetween(column="quantity", min_value=1),
+        gxe.ExpectColumnValuesToBeBetween(column="quantity", max_value=6),
+    ]
+    if key:
+        expectations.append(gxe.ExpectColumnValuesToBeUnique(column="id"))
+    suite = context.suites.add(gx.ExpectationSuite(name=TABLE, expectations=expectations))
+    validation = context.validation_definitions.add(
+        gx.ValidationDefinition(name=TABLE, data=batch, suite=suite)
+    )
+    result = validation.run(result_format="BASIC")
+    errors = [r.exception_info for r in result.results if r.exception_info.get("raised_exception")]
+    if errors:
+        raise RuntimeError(f"GX raised: {str(errors[0])[-600:]}")
+    return sum(
+        int(r.result.get("unexpected_count") or r.result.get("observed_value") or 0)
+        for r in result.results
+    )
+
+
+def measure(tool: str, database: str, where: str, key: str, regex: str) -> dict[str, Any]:
+    """One contender's figures in this (fresh) process, after its imports."""
+    import psycopg  # noqa: F401  (both environments have it)
+
+    run = {"soda": run_soda, "gx": run_gx}[tool]
+    if tool == "soda":
+        import soda_core.contracts.api.verify_api  # noqa: F401
+    else:
+        import great_expectations  # noqa: F401
+    postmaster = _postmaster(where) if database == "postgres" else None
+    before = server_cpu(postmaster) if postmaster else 0.0
+    with measured() as figures:
+        failed = run(database, where, key == "yes", regex)
+    # The tool closed its connections: wait for the postmaster to reap their backends, whose
+    # CPU then shows in its own (cutime, cstime).
+    time.sleep(0.5)
+    server = server_cpu(postmaster) - before if postmaster else 0.0
+    return {**figures, "server_cpu_seconds": server, "failed": failed, "engines": {}}
+
+
+def _postmaster(conninfo: str) -> int:
+    import psycopg
+
+    with psycopg.connect(conninfo) as connection:  # its backend's parent, while it lives
+        backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
+        return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def main(args: argparse.Namespace) -> None:
+    python = bench_python() if FOREIGN & set(args.tools) else None
+    floor_script = str(HERE.parent / "pushdown_floor.py")
+    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
+    header = (
+        f"{'database':8} {'rows':>6} {'key':>3} {'tool':6} | {'s':>7} {'cpu s':>7} "
+        f"{'srv s':>7} {'cost s':>7} {'peak MB':>8} | vs floor  failing rows"
+    )
+    print(header)
+    print("-" * len(header))
+
+    def measure_all(database: str, where: str, rows: int) -> None:
+        tools = [t for t in args.tools if not (t == "gx" and database == "duckdb")]
+        for key in args.primary_key:
+
+            def run(tool: str, key: str = key) -> dict[str, Any]:
+                arguments = (database, where, key, args.regex)
+                if tool in FOREIGN:
+                    found = _foreign(python, tool, arguments)
+                else:
+                    method = "pushdown" if tool == "ours" else "floor"
+                    found = child_figures(floor_script, method, *arguments, label=tool)
+                found.pop("engines")
+                return found
+
+            medians = interleaved(tools, args.repeat, run)
+            floor = medians.get("floor")
+            base = floor["cpu_seconds"] + floor["server_cpu_seconds"] if floor else None
+            for tool, m in medians.items():
+                cost = m["cpu_seconds"] + m["server_cpu_seconds"]
+                ratio = f"{cost / base:5.2f}x" if base else ""
+                print(
+                    f"{database:8} {rows / 1e6:>5.1f}M {key:>3} {tool:6} | {m['seconds']:7.2f} "
+                    f"{m['cpu_seconds']:7.2f} {m['server_cpu_seconds']:7.2f} {cost:7.2f} "
+                    f"{m['peak_mb']:8.0f} | {ratio:8} {int(m['failed'])}",
+                    flush=True,
+                )
+
+    if "duckdb" in args.databases:
+        with tempfile.TemporaryDirectory(prefix="dd-bench-compare-") as directory:
+            path = Path(directory) / "orders.duckdb"
+            generate_duckdb(path, args.duckdb_rows)
+            measure_all("duckdb", str(path), args.duckdb_rows)
+    if "postgres" in args.databases:
+        sys.path.insert(0, str(ROOT / "tests"))
+        from postgres import running_server
+
+        with running_server() as server:
+            generate_postgres(server.conninfo, args.postgres_rows)
+            measure_all("postgres", server.conninfo, args.postgres_rows)
+    print(
+        f"load average after: {load_average()}; medians of {args.repeat} interleaved runs; "
+        "cost s = cpu s (the client) + srv s (PostgreSQL's processes). With the key, the "
+        "failing rows differ: dataframely counts every row of a repeated key, Soda and GX "
+        "their own measures of duplicates."
+    )
+
+
+def _foreign(python: Path | None, tool: str, arguments: tuple[str, ...]) -> dict[str, Any]:
+    """`tool`'s figures measured by this script in `.bench-venv`'s interpreter."""
+    assert python is not None
+    environment = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    environment["PYTHONWARNINGS"] = "ignore"
+    environment["GX_ANALYTICS_ENABLED"] = "False"
+    environment["SODA_TELEMETRY_DISABLED"] = "true"
+    run = subprocess.run(
+        [str(python), __file__, "--measure", tool, *arguments],
+        capture_output=True,
+        text=True,
+        env=environment,
+    )
+    if run.returncode:
+        sys.exit(f"{tool} failed:\n{run.stderr[-4000:]}")
+
+    return json.loads(run.stdout.strip().splitlines()[-1])
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--duckdb-rows", type=int, default=5_000_000)
+    parser.add_argument("--postgres-rows", type=int, default=2_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--primary-key", nargs="+", choices=("no", "yes"), default=["no", "yes"])
+    parser.add_argument("--databases", nargs="+", choices=("duckdb", "postgres"),
+                        default=["duckdb", "postgres"])  # fmt: skip
+    parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
+    parser.add_argument("--regex", default=REGEX)
+    dispatch(parser, measure, main, ("TOOL", "DATABASE", "WHERE", "KEY", "REGEX"))
+    sys.stdout.flush()
+    os._exit(0)

@@ -25,7 +25,7 @@ from test_pushdown import _outcomes
 
 import dagster_dataframely as dd
 
-UTC = dt.UTC
+UTC = dt.timezone.utc  # dt.UTC is 3.11+
 BERLIN = ZoneInfo("Europe/Berlin")
 DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="Europe/Berlin")
 STATIC = dg.StaticPartitionsDefinition(["2024-01-01", "2024-01-02"])

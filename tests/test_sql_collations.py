@@ -338,28 +338,6 @@ def test_a_collated_column_falls_back_where_the_dialect_has_no_binary_collation(
     assert {"key|nullability", "label|nullability", "label|min_length"} == set(compiled.conditions)
 
 
-def test_snowflake_catalog_query_runs_on_fakesnow() -> None:
-    import fakesnow
-    import snowflake.connector
-
-    with fakesnow.patch():
-        connection = snowflake.connector.connect(database="shop", schema="sales")
-        connection.cursor().execute("CREATE TABLE orders (id INT, note VARCHAR)")
-        cursor = connection.cursor()
-
-        def run(sql: str) -> pl.DataFrame:
-            cursor.execute(sql)
-            names = [column[0] for column in cursor.description]
-            return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
-
-        select = sql_relation(lambda _: {}, "orders", "snowflake", None, None)
-        facts = read_facts(select, DIALECTS["snowflake"], run)
-
-    assert facts.read
-    assert list(facts.columns) == ["ID", "NOTE"]
-    assert all(column.collation is None for column in facts.columns.values())
-
-
 @pytest.mark.parametrize("dialect", ["bigquery", "snowflake"])
 def test_catalog_query_equals_its_golden_file(dialect: str) -> None:
     select = sql_relation(lambda _: {}, "warehouse.sales.orders", dialect, None, None)

@@ -24,6 +24,9 @@ from support import evaluations, logs
 from test_pushdown import _outcomes, run_payments_checks
 
 import dagster_dataframely as dd
+from dagster_dataframely._engine.sql.catalog import read_facts
+from dagster_dataframely._engine.sql.dialects import DIALECTS
+from dagster_dataframely.sources._sql_query import relation as sql_relation
 
 
 class Payments(dy.Schema):
@@ -199,3 +202,24 @@ def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
     assert outcomes["dy_rule__primary_key"][0] == 0
     assert outcomes["dy_rule__currency__regex"][:1] == (3,)  # 'eur', 'EURO' and 'ÄÖÜ'
     assert outcomes["dy_rule__paid_at__max"][:1] == (0,)
+
+
+def test_snowflake_catalog_query_runs_on_fakesnow() -> None:
+    """The catalog query of the column facts (test_sql_collations.py) runs in Snowflake's SQL:
+    one row per column, in order, with no collation on an uncollated column."""
+    with fakesnow.patch():
+        connection = snowflake.connector.connect(database="shop", schema="sales")
+        connection.cursor().execute("CREATE TABLE orders (id INT, note VARCHAR)")
+        cursor = connection.cursor()
+
+        def run(sql: str) -> pl.DataFrame:
+            cursor.execute(sql)
+            names = [column[0] for column in cursor.description]
+            return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
+
+        select = sql_relation(lambda _: {}, "orders", "snowflake", None, None)
+        facts = read_facts(select, DIALECTS["snowflake"], run)
+
+    assert facts.read
+    assert list(facts.columns) == ["ID", "NOTE"]
+    assert all(column.collation is None for column in facts.columns.values())

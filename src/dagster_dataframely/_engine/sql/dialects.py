@@ -355,12 +355,18 @@ def _catalog_table(name: str, alias: str) -> exp.Table:
     return exp.table_(name, db="pg_catalog", alias=alias)
 
 
+def _current_schema() -> exp.Expr:
+    """`CURRENT_SCHEMA()`, which every dialect here reads (sqlglot 26, the oldest supported,
+    has no node of its own for it)."""
+    return exp.Anonymous(this="CURRENT_SCHEMA", expressions=[])
+
+
 def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp.Expr]:
     """Conditions on a catalog's `name`, `schema` and `catalog` columns that find `table`
     where its query finds it: an unnamed schema or database is the session's current one."""
     parts: list[tuple[str, exp.Identifier | None, exp.Expr]] = [
         (name, table.this, exp.Null()),
-        (schema, table.args.get("db"), exp.CurrentSchema()),
+        (schema, table.args.get("db"), _current_schema()),
         (catalog, table.args.get("catalog"), exp.Anonymous(this="current_database")),
     ]
     return [
@@ -388,7 +394,7 @@ def _information_schema(source: exp.Table, table: exp.Table, *, schema: bool = T
         query = query.where(
             exp.EQ(
                 this=exp.column("table_schema"),
-                expression=exp.Literal.string(db.name) if db is not None else exp.CurrentSchema(),
+                expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
             )
         )
     return query

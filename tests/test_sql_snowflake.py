@@ -204,12 +204,12 @@ def test_a_daily_partition_is_the_wall_clock_window_of_its_zone(
     assert outcomes["dy_rule__paid_at__max"][:1] == (0,)
 
 
-def test_snowflake_catalog_query_runs_on_fakesnow() -> None:
+def test_snowflake_catalog_query_runs_on_fakesnow(warehouse: SnowflakeWarehouse) -> None:
     """The catalog query of the column facts (test_sql_collations.py) runs in Snowflake's SQL:
-    one row per column, in order, with no collation on an uncollated column."""
-    with fakesnow.patch():
-        connection = snowflake.connector.connect(database="shop", schema="sales")
-        connection.cursor().execute("CREATE TABLE orders (id INT, note VARCHAR)")
+    one row per column, in order, with no collation on an uncollated column; a bare name is
+    found in the session's current schema."""
+    with warehouse.get_connection() as connection:
+        connection.cursor().execute("CREATE TABLE catalog_orders (id INT, note VARCHAR)")
         cursor = connection.cursor()
 
         def run(sql: str) -> pl.DataFrame:
@@ -217,7 +217,7 @@ def test_snowflake_catalog_query_runs_on_fakesnow() -> None:
             names = [column[0] for column in cursor.description]
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
 
-        select = sql_relation(lambda _: {}, "orders", "snowflake", None, None)
+        select = sql_relation(lambda _: {}, "catalog_orders", "snowflake", None, None)
         facts = read_facts(select, DIALECTS["snowflake"], run)
 
     assert facts.read

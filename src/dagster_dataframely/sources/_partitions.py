@@ -154,9 +154,9 @@ def _sql_bound(bound: datetime, dialect: str, *, zoned: bool) -> exp.Expr:
     zone (what a naive column holds for it)."""
     from sqlglot import exp
 
-    from .._engine.sql.literals import wall_clock
+    from .._engine.sql.dialects import described
 
     if zoned and bound.tzinfo is not None:
         return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
     naive = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(naive), wall_clock(dialect))
+    return exp.cast(exp.Literal.string(naive), described(dialect).wall_clock())

@@ -309,29 +309,17 @@ class _Database:
 
     def dtypes(self, sql: str) -> dict[str, pl.DataType]:
         """The polars dtype of each column `sql` returns, from its description (no rows)."""
+        from .._engine.sql.dialects import described
         from ._sql_query import polars_dtype
 
+        reading = described(self.source.dialect)
         with self.cursor(sql) as cursor:
             return {
-                column[0]: polars_dtype(self._type_name(column[1]), column, self.source.dialect)
+                column[0]: polars_dtype(
+                    reading.type_name(column[1], self.connection), column, self.source.dialect
+                )
                 for column in cursor.description
             }
-
-    def _type_name(self, type_code: Any) -> str | None:
-        """The SQL type name of a description's type code: an OID (psycopg), a field id
-        (Snowflake's connector), or a type whose text is its name (a string, DuckDB's
-        types); None where the driver says none (sqlite3)."""
-        if type_code is None:
-            return None
-        if isinstance(type_code, int) and self.source.dialect == "snowflake":
-            from snowflake.connector.constants import FIELD_ID_TO_NAME
-
-            return FIELD_ID_TO_NAME.get(type_code) or None  # `FIXED`, `REAL`, `TEXT`, ...
-        if isinstance(type_code, int):
-            adapters = getattr(self.connection, "adapters", None)
-            info = adapters.types.get(type_code) if adapters is not None else None
-            return getattr(info, "name", None)
-        return str(type_code)
 
     def scan(self, rows: exp.Select) -> pl.LazyFrame:
         """A LazyFrame over `rows`: each collect runs a projected `SELECT` and fetches it in

@@ -13,9 +13,10 @@ from typing import Any, ClassVar
 import polars as pl
 from sqlglot import exp
 
-from . import catalog
+from . import catalog, sessions
 from .columns import ColumnFacts
 from .regex import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .sessions import Current, Value
 
 
 class Dialect:
@@ -64,18 +65,26 @@ class Dialect:
     #: Session settings a check pins for its own queries, so that no setting of the user's
     #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
     #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.
-    session_settings: ClassVar[dict[str, str]] = {"TimeZone": "Etc/UTC"}
+    session_settings: ClassVar[dict[str, Value]] = {"TimeZone": "Etc/UTC"}
     #: Each `connection.cursor()` is a session of its own (DuckDB): the settings are pinned
     #: on every cursor, and the user's connection is never changed.
     cursors_are_sessions: ClassVar[bool] = True
+    #: A rollback undoes the settings set in its transaction: they are pinned again.
+    rollback_unsets: ClassVar[bool] = False
 
-    def set_session(self, settings: Mapping[str, str]) -> list[exp.Expr]:
-        """The statements that set `settings` for the session, one `SET SESSION` each."""
+    def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
+        """The statements that set `settings` for the session, one `SET SESSION` each (None:
+        to its `DEFAULT`)."""
         return [
             exp.Set(
                 expressions=[
                     exp.SetItem(
-                        this=exp.EQ(this=exp.column(name), expression=exp.Literal.string(value)),
+                        this=exp.EQ(
+                            this=exp.column(name),
+                            expression=exp.var("DEFAULT")
+                            if value is None
+                            else exp.Literal.string(sessions.text(value)),
+                        ),
                         kind="SESSION",
                     )
                 ]
@@ -83,7 +92,7 @@ class Dialect:
             for name, value in settings.items()
         ]
 
-    def read_session(self, names: list[str]) -> exp.Select:
+    def read_session(self, names: list[str]) -> exp.Expr:
         """A one-row query of the session's current value of each setting in `names`."""
         return exp.select(
             *(
@@ -95,6 +104,10 @@ class Dialect:
                 for n in names
             )
         )
+
+    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
+        """The session's settings from `read_session`'s rows (one, a column per setting)."""
+        return {name: Current(str(value)) for name, value in rows[0].items()}
 
     def type_name(self, type_code: Any, connection: Any) -> str | None:
         """The SQL type name of a DB-API description's type code: an OID its `connection`
@@ -195,13 +208,15 @@ class PostgresDialect(Dialect):
     #: `standard_conforming_strings = off` reads a backslash in a string literal (a custom
     #: rule's `'C:\tmp'`) as an escape. Pinned on the resource's connection for the check
     #: and restored after it (see `sources/_sql.py`).
-    session_settings: ClassVar[dict[str, str]] = {
+    session_settings: ClassVar[dict[str, Value]] = {
         "DateStyle": "ISO, MDY",
         "TimeZone": "UTC",
         "standard_conforming_strings": "on",
     }
     #: Every cursor of a connection shares its session.
     cursors_are_sessions = False
+    #: `SET SESSION` in a transaction is undone by its rollback.
+    rollback_unsets = True
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
@@ -244,10 +259,38 @@ class SnowflakeDialect(Dialect):
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.information_schema_facts(rows, self.binary_collations)
 
-    #: Nothing pinned: no check query reads or writes a date or timestamp as text, and the
-    #: zone of a `TIMESTAMP_LTZ` is read from the value itself.
-    session_settings: ClassVar[dict[str, str]] = {}
+    #: `TIMEZONE`: the zone a `TIMESTAMP_LTZ` is cast to a date or compared in;
+    #: `TIMESTAMP_TYPE_MAPPING`: what a bare `TIMESTAMP` (in a `partition_expr`) means;
+    #: `DATE_INPUT_FORMAT`, `TIMESTAMP_INPUT_FORMAT`: how a literal's text is read (a
+    #: bound's ISO text under `AUTO`); `QUOTED_IDENTIFIERS_IGNORE_CASE`: whether the quoted
+    #: names of the table and columns mean exactly what they say; `ROWS_PER_RESULTSET`: a
+    #: cap on a result's rows, which would cut the rows read into polars. Pinned with
+    #: `ALTER SESSION` for the check, and put back after it (see `sessions`).
+    session_settings: ClassVar[dict[str, Value]] = {
+        "TIMEZONE": "Etc/UTC",
+        "TIMESTAMP_TYPE_MAPPING": "TIMESTAMP_NTZ",
+        "DATE_INPUT_FORMAT": "AUTO",
+        "TIMESTAMP_INPUT_FORMAT": "AUTO",
+        "QUOTED_IDENTIFIERS_IGNORE_CASE": False,
+        "ROWS_PER_RESULTSET": 0,
+    }
     cursors_are_sessions = False
+
+    def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
+        """`ALTER SESSION SET` each setting (None: `UNSET`, so it is inherited again)."""
+        return [sessions.alter_session(name, value) for name, value in settings.items()]
+
+    def read_session(self, names: list[str]) -> exp.Expr:
+        """`SHOW PARAMETERS IN SESSION`: every session parameter, its value and the level
+        it is set at (sqlglot reads the statement as a command; it has no node for it)."""
+        return exp.Command(this="SHOW", expression="PARAMETERS IN SESSION")
+
+    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
+        return {
+            row["key"]: Current(str(row["value"]), own=row["level"] == "SESSION")
+            for row in rows
+            if row["key"] in self.session_settings
+        }
 
     def type_name(self, type_code: Any, connection: Any) -> str | None:
         """The connector's type codes are field ids (`FIXED`, `REAL`, `TEXT`, ...)."""
@@ -308,7 +351,7 @@ class BigQueryDialect(Dialect):
         return catalog.information_schema_facts(rows, self.binary_collations)
 
     #: Nothing pinned: BigQuery has no session settings that change a check's query.
-    session_settings: ClassVar[dict[str, str]] = {}
+    session_settings: ClassVar[dict[str, Value]] = {}
     cursors_are_sessions = False
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:

@@ -283,6 +283,8 @@ class _Database:
                     cursor.close()
 
     def error(self, error: Exception, sql: str, *, rules: bool) -> Exception:
+        from ._names import dialect_name
+
         return query_error(
             error,
             sql,
@@ -291,7 +293,7 @@ class _Database:
             source=self.source.describe(),
             table=str(self.source.table),
             role=role_of(self.connection),
-            dialect=self.source.dialect,
+            dialect=dialect_name(self.source.dialect),
         )
 
     def run(self, sql: str) -> pl.DataFrame:

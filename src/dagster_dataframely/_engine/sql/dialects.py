@@ -75,35 +75,11 @@ class Dialect:
     def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
         """The statements that set `settings` for the session, one `SET SESSION` each (None:
         to its `DEFAULT`)."""
-        return [
-            exp.Set(
-                expressions=[
-                    exp.SetItem(
-                        this=exp.EQ(
-                            this=exp.column(name),
-                            expression=exp.var("DEFAULT")
-                            if value is None
-                            else exp.Literal.string(sessions.text(value)),
-                        ),
-                        kind="SESSION",
-                    )
-                ]
-            )
-            for name, value in settings.items()
-        ]
+        return [sessions.set_statement(name, value) for name, value in settings.items()]
 
     def read_session(self, names: list[str]) -> exp.Expr:
         """A one-row query of the session's current value of each setting in `names`."""
-        return exp.select(
-            *(
-                exp.alias_(
-                    exp.Anonymous(this="current_setting", expressions=[exp.Literal.string(n)]),
-                    n,
-                    quoted=True,
-                )
-                for n in names
-            )
-        )
+        return sessions.current_settings(names)
 
     def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
         """The session's settings from `read_session`'s rows (one, a column per setting)."""

@@ -7,7 +7,8 @@ is what is pinned and what is put back. A setting is pinned only where the sessi
 differs, so a session that already has it takes no statement, and only where the server
 reports it: a setting the server does not have changes nothing there. A setting the session
 set itself is put back by setting it again; one it inherited (from the user, the account or
-the default) by unsetting it, so it inherits again.
+the default) by unsetting it, so it inherits again. The statements that read and set them
+are built here as sqlglot trees, for the dialects to choose from.
 """
 
 from __future__ import annotations
@@ -76,6 +77,30 @@ def _typed(written: str, like: Value) -> Value:
     if isinstance(like, int):
         return int(written)
     return written
+
+
+def set_statement(name: str, value: Value | None) -> exp.Expr:
+    """`SET SESSION name = 'value'` (None: `= DEFAULT`), as DuckDB and PostgreSQL take it."""
+    written = exp.var("DEFAULT") if value is None else exp.Literal.string(text(value))
+    return exp.Set(
+        expressions=[
+            exp.SetItem(this=exp.EQ(this=exp.column(name), expression=written), kind="SESSION")
+        ]
+    )
+
+
+def current_settings(names: list[str]) -> exp.Select:
+    """`SELECT current_setting('name') AS "name", ...`: one row of the session's values."""
+    return exp.select(
+        *(
+            exp.alias_(
+                exp.Anonymous(this="current_setting", expressions=[exp.Literal.string(name)]),
+                name,
+                quoted=True,
+            )
+            for name in names
+        )
+    )
 
 
 def alter_session(name: str, value: Value | None) -> exp.Expr:

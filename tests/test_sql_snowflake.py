@@ -26,6 +26,7 @@ from test_pushdown import _outcomes, run_payments_checks
 import dagster_dataframely as dd
 from dagster_dataframely._engine.sql.catalog import read_facts
 from dagster_dataframely._engine.sql.dialects import DIALECTS
+from dagster_dataframely._engine.sql.sessions import Current, pinning
 from dagster_dataframely.sources._sql_query import relation as sql_relation
 
 
@@ -223,3 +224,27 @@ def test_snowflake_catalog_query_runs_on_fakesnow(warehouse: SnowflakeWarehouse)
     assert facts.read
     assert list(facts.columns) == ["ID", "NOTE"]
     assert all(column.collation is None for column in facts.columns.values())
+
+
+def test_the_snowflake_session_is_read_and_its_statements_run_on_fakesnow(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    """`SHOW PARAMETERS IN SESSION` is read as the pinned parameters' values and levels;
+    fakesnow's session already has the pinned values, so a check sends it no `ALTER SESSION`
+    (the statements of a session that differs: test_sql_sessions.py). Those it takes run."""
+    snowflake = DIALECTS["snowflake"]
+    with warehouse.get_connection() as connection:
+        cursor = connection.cursor()
+        cursor.execute(snowflake.read_session(list(snowflake.session_settings)).sql("snowflake"))
+        names = [column[0] for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        current = snowflake.current_session(rows)
+        for value in (False, None):  # pinned, then unset to inherit again
+            for statement in snowflake.set_session({"QUOTED_IDENTIFIERS_IGNORE_CASE": value}):
+                cursor.execute(statement.sql(dialect="snowflake"))
+
+    assert current == {
+        "QUOTED_IDENTIFIERS_IGNORE_CASE": Current("false", own=False),
+        "TIMEZONE": Current("Etc/UTC", own=False),
+    }
+    assert pinning(snowflake.session_settings, current).pin == {}

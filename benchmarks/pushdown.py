@@ -121,7 +121,7 @@ def profile(path: Path, primary_key: bool) -> None:
         rows = relation(connection, "orders", None, None)
         table = pushdown(connection, rows, print, resource_key="duckdb")
         dtypes = dict(connection.sql("SELECT * FROM orders LIMIT 0").pl().schema)
-        compiled = compile_rules(checked, catalogue, dtypes, table.dialect).conditions
+        compiled = compile_rules(catalogue, dtypes, table.dialect).conditions
         pushed = [rule for rule in catalogue if rule.name in compiled and not rule.distinct_over]
         sql = table.sql(table.counts(pushed, compiled))
         print(connection.sql(f"EXPLAIN ANALYZE {sql}").fetchall()[0][1])

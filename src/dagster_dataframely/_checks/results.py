@@ -126,7 +126,6 @@ def evaluate_schema(
     cast = casts.frame(frame, schema.column_names())
     if pushdown is not None:
         return pushdown.evaluate(
-            schema,
             cast,
             [*catalogue, *casts.rules],
             max_failure_samples=settings.max_failure_samples,

@@ -58,7 +58,6 @@ def sql_filter_results(
             continue
         split = member_rows(
             table,
-            member.schema,
             catalogues[member.name],
             evaluations[member.name].failed,
             dtypes[member.name],

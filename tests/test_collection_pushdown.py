@@ -31,8 +31,8 @@ from support import logs
 import dagster_dataframely as dd
 from dagster_dataframely._engine.catalogue import rules
 from dagster_dataframely._engine.settings import CheckSettings
-from dagster_dataframely._engine.sql import backend as sql_backend
 from dagster_dataframely._engine.sql import filters as sql_filters
+from dagster_dataframely._engine.sql import repeated as sql_repeated
 from dagster_dataframely._sidecar.collection_checks import collection_run, filter_rules
 from dagster_dataframely._sidecar.collection_evaluate import collection_results
 from dagster_dataframely.sources._duckdb_pushdown import pushdown, relation
@@ -347,7 +347,7 @@ def test_sql_filters_count_what_collection_filter_removes(
     # A few repeated keys are fetched once and listed as literals (the rule's count and sample,
     # the valid rows); many are counted and excluded by grouping subqueries.
     monkeypatch.setattr(sql_filters, "_LISTED_ROWS", 1_000 if listed else 0)
-    monkeypatch.setattr(sql_backend, "LISTED_ROWS", 1_000 if listed else 0)
+    monkeypatch.setattr(sql_repeated, "LISTED_ROWS", 1_000 if listed else 0)
     outcomes = _in_duckdb(frames)
     assert _failed(outcomes) == dataframely_counts(Ledger, frames, MEMBERS)
     engines = _filter_engines(outcomes)

@@ -9,9 +9,10 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from .._engine.backends import POLARS_BACKEND, Backend, backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.display import share, shorten, table
-from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches, evaluate
+from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from .._engine.schemas import SchemaLike, as_dataframely
@@ -100,7 +101,9 @@ def schema_results(
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     catalogue = [rule for check in planned for rule in check.rules]
-    evaluation = evaluate_schema(schema, lf, catalogue, settings, casts=casts, pushdown=pushdown)
+    evaluation = evaluate_schema(
+        schema, lf, catalogue, settings, casts=casts, backend=backend_for(pushdown)
+    )
     if casts.casts:
         result, error = casts.result(schema, asset_key, evaluation, schema.primary_key())
         yield result
@@ -116,28 +119,19 @@ def evaluate_schema(
     settings: CheckSettings,
     *,
     casts: Casts = NO_CASTS,
-    pushdown: SQLTable | None = None,
+    backend: Backend = POLARS_BACKEND,
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
     rows identified by the primary key and sampled as `settings` say; with `casts`, on the
-    cast columns, each cast's failures counted in the same pass. With `pushdown`, in the
-    database, casts included (rules and casts without an exact SQL form on `frame`, by
-    polars)."""
-    cast = casts.frame(frame, schema.column_names())
-    if pushdown is not None:
-        return pushdown.evaluate(
-            schema,
-            cast,
-            [*catalogue, *casts.rules],
-            max_failure_samples=settings.max_failure_samples,
-            identify=schema.primary_key(),
-            casts=casts.casts,
-        )
-    return evaluate(
-        cast,
+    cast columns, each cast's failures counted in the same pass. By `backend`: polars, or a
+    database (`backend_for`), casts included (rules and casts without an exact SQL form on
+    `frame`, by polars)."""
+    return backend.evaluate(
+        casts.frame(frame, schema.column_names()),
         [*catalogue, *casts.rules],
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),
+        casts=casts.casts,
     )
 
 

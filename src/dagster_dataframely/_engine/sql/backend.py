@@ -12,9 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
-from typing import Any
 
-import dataframely as dy
 import polars as pl
 from sqlglot import exp
 
@@ -25,18 +23,15 @@ from .casts import cast_relation, compile_casts
 from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
 from .exactness import NO_SQL_FORM, NotExact, fallback_engine
-from .repeated import COUNT, FAILED, LISTED_ROWS, RepeatedHead, held, listed
+from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
 from .staging import Session
 
 _ROWS = "__dy_rows"
-_TABLE = "__dy_table"
-_KEYS = "__dy_keys"
-_HEAD = "__dy_head"
 
 
 @dataclass(frozen=True)
-class SQLTable:
+class SQLTable(KeyQueries):
     """A table, or the run's partition of it, in a database that runs the rules' SQL.
 
     `relation` selects the table's rows (`SELECT * FROM t WHERE <partition>`); `run` sends
@@ -86,7 +81,6 @@ class SQLTable:
 
     def evaluate(
         self,
-        schema: type[dy.Schema],
         lf: pl.LazyFrame,
         rules: Sequence[Rule],
         *,
@@ -94,7 +88,7 @@ class SQLTable:
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
     ) -> Evaluation:
-        """`rules` of `schema` evaluated on this table; `lf` reads the same rows (projected
+        """`rules` evaluated on this table; `lf` reads the same rows (projected
         into SQL) for the rules that fall back to polars. With `casts`, `lf` is the polars
         cast frame (`Casts.frame`) and `rules` hold the casts' rules: each cast with an exact
         SQL form is made in the database; the others, and the rules that read their columns,
@@ -109,7 +103,6 @@ class SQLTable:
             if declined[column] is None
         }
         compiled = compile_rules(
-            schema,
             rules,
             dtypes,
             self.dialect,
@@ -193,7 +186,7 @@ class SQLTable:
     def rows(self) -> exp.Subquery:
         """The table's rows as a subquery of its own, once per use (a CTE DuckDB would
         materialize: the whole table)."""
-        return self.relation.copy().subquery(_quoted(_TABLE))
+        return self.relation.copy().subquery(quoted(TABLE))
 
     def counts(self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr]) -> exp.Select:
         """One scan: the row count, then per rule (a row predicate) its failing rows."""
@@ -205,154 +198,11 @@ class SQLTable:
             columns.append(exp.alias_(self.dialect.count_where(failing), f"__dy_r{index}"))
         return exp.select(*columns).from_(self.rows())
 
-    def counted(
-        self, counts: exp.Select, keys: Sequence[str] | None, shown: int
-    ) -> tuple[Any, ...]:
-        """`counts`' row; with `keys`, fetched in one round trip with `repeated_head(keys,
-        shown)`'s rows, which it keeps (`counts_with_head`: a `LEFT JOIN ... ON TRUE`, so the
-        counts come back where no key repeats)."""
-        if keys is None or tuple(keys) in self._repeated:
-            return self.run(self.sql(counts)).row(0)
-        bound = _bound(shown)
-        found = self.run(self.sql(self.counts_with_head(counts, keys, bound)))
-        width = len(counts.expressions)
-        rows = found.select(found.columns[width:]).filter(pl.col(COUNT).is_not_null())
-        self._repeated[tuple(keys)] = RepeatedHead(rows, bound)
-        return found.row(0)[:width]
-
-    def repeated(self, keys: Sequence[str]) -> exp.Select:
-        """The keys that occur more than once, with how often (`__dy_count`); nulls are one
-        key, as polars' `is_unique` has them."""
-        key_columns = [exp.column(key, quoted=True) for key in keys]
-        return (
-            exp.select(*key_columns, exp.alias_(exp.Count(this=exp.Star()), COUNT, quoted=True))
-            .from_(self.rows())
-            .group_by(*key_columns)
-            .having(exp.GT(this=exp.Count(this=exp.Star()), expression=exp.Literal.number(1)))
-        )
-
-    def head_query(self, keys: Sequence[str], bound: int) -> exp.Select:
-        """One grouping: the first `bound` repeated keys in key order, each with its rows
-        (`__dy_count`) and the rows of all repeated keys (`__dy_failed`, a window over every
-        repeated key, summed before the limit)."""
-        key_columns = [exp.column(key, quoted=True) for key in keys]
-        total = exp.Window(this=exp.Sum(this=exp.column(COUNT, quoted=True)))
-        return (
-            exp.select(
-                *key_columns,
-                exp.column(COUNT, quoted=True),
-                exp.alias_(total, FAILED, quoted=True),
-            )
-            .from_(self.repeated(keys).subquery("repeated"))
-            .order_by(*(exp.column(key, quoted=True) for key in keys))
-            .limit(bound)
-        )
-
-    def counts_with_head(self, counts: exp.Select, keys: Sequence[str], bound: int) -> exp.Select:
-        """`counts`' row joined to each row of `head_query(keys, bound)`, in key order."""
-        head = self.head_query(keys, bound).subquery(_quoted(_HEAD))
-        return (
-            exp.select(exp.Star())
-            .from_(counts.subquery(_quoted("__dy_counts")))
-            .join(head, on=exp.true(), join_type="left")
-            .order_by(*(exp.column(key, table=_HEAD, quoted=True) for key in keys))
-        )
-
-    def repeated_head(self, keys: Sequence[str], shown: int = 0) -> RepeatedHead:
-        """`head_query`'s rows, fetched once per table, bound to show `shown` rows and to
-        hold every repeated key where `LISTED_ROWS` rows fail: a rule's count and sample and
-        a collection's filters all read them."""
-        if tuple(keys) not in self._repeated:
-            bound = _bound(shown)
-            found = self.run(self.sql(self.head_query(keys, bound)))
-            self._repeated[tuple(keys)] = RepeatedHead(found, bound)
-        return self._repeated[tuple(keys)]
-
-    def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
-        """Every repeated key with how often it occurs (`__dy_count`): `repeated_head`'s
-        where it holds them all, else the rows of `repeated(keys)`."""
-        head = self.repeated_head(keys)
-        if head.complete:
-            return head.keys(keys)
-        return self.run(self.sql(self.repeated(keys)))
-
     def sample(self, condition: exp.Expr, shown: Sequence[str], limit: int) -> exp.Select:
         """Up to `limit` rows failing a rule's `condition`, its explaining columns."""
-        columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
+        columns = [exp.column(name, table=TABLE, quoted=True) for name in shown]
         failing = exp.not_(exp.paren(condition))
         return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
-
-    def key_sample(
-        self,
-        rule: Rule,
-        head: RepeatedHead,
-        shown: Sequence[str],
-        limit: int,
-        dtypes: Mapping[str, pl.DataType],
-    ) -> pl.DataFrame:
-        """Up to `limit` rows of a `unique` or primary-key rule's smallest repeated keys:
-        built from `head` where `shown` are key columns, else read by `key_rows`."""
-        keys = list(rule.distinct_over or ())
-        if set(shown) <= set(keys):
-            return head.rows(shown, limit)
-        return self.run(self.sql(self.key_rows(keys, head, shown, limit, dtypes)))
-
-    def key_rows(
-        self,
-        keys: Sequence[str],
-        head: RepeatedHead,
-        shown: Sequence[str],
-        limit: int,
-        dtypes: Mapping[str, pl.DataType],
-    ) -> exp.Select:
-        """The `shown` columns of the rows of the `limit` smallest repeated `keys`: those of
-        `head` listed as literals, else found by grouping again (a null key part, a type
-        without literals)."""
-        columns = [exp.column(name, table=_TABLE, quoted=True) for name in shown]
-        order = [exp.column(key, table=_TABLE, quoted=True) for key in keys]
-        few = listed(head.found.head(limit), keys, dtypes, self.dialect.name)
-        if few is not None:
-            return (
-                exp.select(*columns)
-                .from_(self.rows())
-                .where(held(order, few))
-                .order_by(*order)
-                .limit(limit)
-            )
-        smallest = (
-            exp.select(*(exp.column(key, quoted=True) for key in keys))
-            .from_(self.repeated(keys).subquery("repeated"))
-            .order_by(*(exp.column(key, quoted=True) for key in keys))
-            .limit(limit)
-        )
-        same_key = exp.and_(
-            *(
-                exp.NullSafeEQ(
-                    this=exp.column(key, table=_TABLE, quoted=True),
-                    expression=exp.column(key, table=_KEYS, quoted=True),
-                )
-                for key in keys
-            )
-        )
-        return (
-            exp.select(*columns)
-            .from_(self.rows())
-            .join(smallest.subquery(_quoted(_KEYS)), on=same_key)
-            .order_by(*order)
-            .limit(limit)
-        )
-
-
-def _bound(shown: int) -> int:
-    """How many repeated keys a head fetches: enough to show `shown` rows, and one more
-    than `LISTED_ROWS`, so that fewer coming back says they are all of them."""
-    return max(LISTED_ROWS, shown) + 1
-
-
-def _quoted(alias: str) -> exp.Identifier:
-    """A table alias the queries name quoted, so a database that folds unquoted names
-    (Snowflake to upper case) finds `"__dy_table"."id"` under the alias it was given."""
-    return exp.to_identifier(alias, quoted=True)
 
 
 @dataclass(frozen=True)
@@ -371,7 +221,6 @@ class Compiled:
 
 
 def compile_rules(
-    schema: type[dy.Schema],
     rules: Sequence[Rule],
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
@@ -388,14 +237,13 @@ def compile_rules(
     fallbacks: dict[str, str] = {}
     for rule in rules:
         try:
-            conditions[rule.name] = _compile(schema, rule, dtypes, dialect, skip, facts)
+            conditions[rule.name] = _compile(rule, dtypes, dialect, skip, facts)
         except NotExact as declined:
             fallbacks[rule.name] = declined.reason
     return Compiled(conditions, fallbacks)
 
 
 def _compile(
-    schema: type[dy.Schema],
     rule: Rule,
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
@@ -412,7 +260,7 @@ def _compile(
             raise NotExact("key dtype groups differently in SQL")
         known.prove(rule.distinct_over, dtypes, dialect.binary_collation)
         return exp.true()
-    condition = predicate(schema, rule, dtypes, dialect)
+    condition = predicate(rule, dtypes, dialect)
     if condition is None:
         raise NotExact(NO_SQL_FORM)
     known.prove(compared(condition), dtypes, dialect.binary_collation)

@@ -46,6 +46,14 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
+    #: that lets a role create a table in a schema: for the message of a refused failures table.
+    grant_role_kind: ClassVar[str | None] = None
+    create_privilege: ClassVar[str] = "CREATE"
+
+    def current_role(self) -> exp.Expr | None:
+        """The role the session acts as, for that message (None: the database has no roles)."""
+        return None
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """One query for the facts of `table`'s columns (`catalog`): their names and types in
@@ -237,6 +245,9 @@ class PostgresDialect(Dialect):
     #: `standard_conforming_strings = off` reads a backslash in a string literal (a custom
     #: rule's `'C:\tmp'`) as an escape. Pinned on the resource's connection for the check
     #: and restored after it (see `sources/_sql.py`).
+    def current_role(self) -> exp.Expr | None:
+        return exp.CurrentUser()
+
     session_settings: ClassVar[dict[str, str]] = {
         "DateStyle": "ISO, MDY",
         "TimeZone": "UTC",
@@ -270,6 +281,11 @@ class SnowflakeDialect(Dialect):
     binary_collation = None
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
+    grant_role_kind = "ROLE"
+    create_privilege = "CREATE TABLE"
+
+    def current_role(self) -> exp.Expr | None:
+        return exp.Anonymous(this="CURRENT_ROLE")
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """`information_schema.columns` of the table: each column's type and collation."""

@@ -1,0 +1,204 @@
+"""`keep_failing_rows=`: a sidecar run's failing rows kept where the data lives, in real runs:
+a DuckDB file (pushed down and not, partitioned, concurrent partitions, a read-only
+database), parquet files and the IO manager's storage; the cap."""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import threading
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import duckdb
+import polars as pl
+from dagster_duckdb import DuckDBResource
+from defective import DEFECTIVE_COUNTS, VALID
+from support import evaluations
+from test_sources import _check, _daily_orders, _warehouse, _warehouse_schema
+
+import dagster_dataframely as dd
+from dagster_dataframely.data import OrdersSchema, defective_orders
+
+FLAGS = {f"dy_rule__{rule.replace('|', '__')}": n for rule, n in DEFECTIVE_COUNTS.items()}
+FAILING_ROWS = defective_orders().height - len(VALID)
+DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", end_date="2024-01-04")
+
+
+def _flag_counts(frame: pl.DataFrame) -> dict[str, int]:
+    return {
+        name: int(frame[name].sum())
+        for name in frame.columns
+        if name.startswith("dy_rule__") and frame[name].sum()
+    }
+
+
+def _on_duckdb(database: Path, **keep: Any) -> dg.Definitions:
+    orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
+    return dd.with_schemas(
+        dg.Definitions(
+            assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
+        ),
+        {"orders": _warehouse_schema()},
+        source=dd.sources.DuckDBTableSource(pushdown=keep.pop("pushdown", True)),
+        keep_failing_rows=keep.pop("keep_failing_rows", True),
+        **keep,
+    )
+
+
+def _kept(database: Path, table: str = "sales.orders__dy_failures") -> pl.DataFrame:
+    with duckdb.connect(str(database), read_only=True) as connection:
+        return pl.from_arrow(connection.sql(f"select * from {table}").to_arrow_table())  # type: ignore[return-value]
+
+
+def test_duckdb_keeps_every_failing_row_with_one_flag_per_rule(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+
+    result = _check(_on_duckdb(database))
+
+    kept = _kept(database)
+    assert kept.height == FAILING_ROWS
+    assert _flag_counts(kept) == FLAGS
+    assert set(kept["dy_run_id"]) == {result.run_id}
+    assert kept["dy_partition_key"].null_count() == kept.height
+    assert set(OrdersSchema.column_names()) < set(kept.columns)
+    check = evaluations(result)["dy_rule__amount__min"]
+    assert check.metadata["dy_failing_rows_table"].value == '"sales"."orders__dy_failures"'
+    assert check.metadata["dy_failing_rows_kept"].value == FAILING_ROWS
+    query = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("sql\n")
+    with duckdb.connect(str(database), read_only=True) as connection:
+        (rows,) = connection.sql(f"select count(*) from ({query})").fetchone()  # type: ignore[misc]
+    assert rows == DEFECTIVE_COUNTS["amount|min"]
+
+
+def test_a_rule_that_runs_in_polars_still_gets_its_rows(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+
+    _check(_on_duckdb(database, pushdown=False, keep_failing_rows=str(tmp_path / "kept")))
+
+    kept = pl.read_parquet(tmp_path / "kept" / "__unpartitioned.parquet")
+    assert kept.height == FAILING_ROWS
+    assert _flag_counts(kept) == FLAGS
+
+
+def test_the_cap_bounds_the_rows_kept_and_the_counts_stay_exact(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+
+    result = _check(_on_duckdb(database, max_failing_rows=2))
+
+    assert _kept(database).height == 2
+    check = evaluations(result)["dy_rule__primary_key"]
+    assert check.metadata["dy_failed_count"].value == DEFECTIVE_COUNTS["primary_key"]
+    assert check.metadata["dy_failing_rows_cap"].value == 2
+    assert check.metadata["dy_failing_rows_kept"].value == 2
+
+
+def test_a_passing_run_leaves_no_stale_rows(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+    defs = _on_duckdb(database)
+    _check(defs)
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("delete from sales.orders")
+        connection.register("frame", _daily_orders("2024-01-01").drop("day").to_arrow())
+        connection.execute("insert into sales.orders select * from frame")
+
+    _check(defs)
+
+    assert _kept(database).height == 0
+
+
+@dg.asset(name="orders", partitions_def=DAYS)
+def _daily(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
+    frame = _daily_orders(context.partition_key).with_columns(pl.col("status").cast(pl.String))
+    if context.partition_key != "2024-01-01":  # every day but the first fails
+        frame = defective_orders().with_columns(
+            pl.col("status").cast(pl.String), day=pl.lit(context.partition_key).str.to_date()
+        )
+    with duckdb.get_connection() as connection:
+        connection.execute("create schema if not exists sales")
+        connection.register("frame", frame.to_arrow())
+        connection.execute("create table if not exists sales.orders as select * from frame limit 0")
+        connection.execute(f"delete from sales.orders where day = '{context.partition_key}'")
+        connection.execute("insert into sales.orders select * from frame")
+
+
+def _daily_checks(**keep: Any) -> list[Any]:
+    source = dd.sources.DuckDBTableSource(table="sales.orders", partition_expr="day")
+    checks = dd.schema_checks(
+        _warehouse_schema(), asset="orders", partitions_def=DAYS, source=source, **keep
+    )
+    return [_daily, checks]
+
+
+def test_a_partitioned_run_replaces_only_its_partition(tmp_path: Path) -> None:
+    database = tmp_path / "shop.duckdb"
+    resources = {"duckdb": DuckDBResource(database=str(database))}
+    assets = _daily_checks(keep_failing_rows=True)
+
+    for day in ("2024-01-02", "2024-01-03", "2024-01-02", "2024-01-01"):
+        dg.materialize(assets, resources=resources, partition_key=day, raise_on_error=False)
+
+    kept = _kept(database)
+    by_day = dict(kept.group_by("dy_partition_key").len().iter_rows())
+    assert by_day == {"2024-01-02": FAILING_ROWS, "2024-01-03": FAILING_ROWS}
+    assert kept.group_by("dy_partition_key").agg(pl.col("dy_run_id").n_unique())[
+        "dy_run_id"
+    ].to_list() == [1, 1]
+
+
+def test_concurrent_partitions_never_delete_each_others_rows(tmp_path: Path) -> None:
+    database = tmp_path / "shop.duckdb"
+    connection = duckdb.connect(str(database))
+
+    class Shared(dg.ConfigurableResource):
+        def get_connection(self) -> Any:
+            from contextlib import nullcontext
+
+            return nullcontext(connection.cursor())
+
+    resources = {"duckdb": Shared()}
+    assets = _daily_checks(keep_failing_rows=True)
+    for day in ("2024-01-02", "2024-01-03"):
+        dg.materialize(assets, resources=resources, partition_key=day, raise_on_error=False)
+
+    def run(day: str) -> None:
+        for _ in range(3):
+            dg.materialize(assets, resources=resources, partition_key=day, raise_on_error=False)
+
+    threads = [threading.Thread(target=run, args=(day,)) for day in ("2024-01-02", "2024-01-03")]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    kept = pl.from_arrow(connection.sql("select * from sales.orders__dy_failures").to_arrow_table())
+    connection.close()
+    assert dict(kept.group_by("dy_partition_key").len().iter_rows()) == {  # type: ignore[union-attr]
+        "2024-01-02": FAILING_ROWS,
+        "2024-01-03": FAILING_ROWS,
+    }
+
+
+def test_a_read_only_database_still_reports_the_verdicts(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+    orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
+    defs = dd.with_schemas(
+        dg.Definitions(
+            assets=[orders],
+            resources={
+                "duckdb": DuckDBResource(
+                    database=str(database), connection_config={"access_mode": "READ_ONLY"}
+                )
+            },
+        ),
+        {"orders": _warehouse_schema()},
+        source=dd.sources.DuckDBTableSource(),
+        keep_failing_rows=True,
+    )
+
+    result = _check(defs)
+
+    checks = evaluations(result)
+    assert {
+        n: c.metadata["dy_failed_count"].value for n, c in checks.items() if not c.passed
+    } == FLAGS
+    error = checks["dy_rule__amount__min"].metadata["dy_failing_rows_error"].value
+    assert '"sales"."orders__dy_failures"' in error and "reported all the same" in error

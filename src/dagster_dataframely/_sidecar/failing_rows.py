@@ -26,7 +26,7 @@ import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
-from .._engine.failing_rows import Stamp, failing_frame, failing_rules
+from .._engine.failing_rows import Stamp, failing_frame, failing_rules, flag_columns
 from .._engine.settings import resolve
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
@@ -39,6 +39,8 @@ if TYPE_CHECKING:
 #: The suffix of the failures table, directory and asset of a checked asset.
 SUFFIX = "__dy_failures"
 _UNPARTITIONED = "__unpartitioned"
+#: Words of a database's refusal to let the role create or write a table.
+_REFUSALS = ("permission", "privilege", "read-only", "read only", "not authorized")
 
 
 @dataclass(frozen=True)
@@ -148,6 +150,10 @@ class Keeper:
                 except Exception:  # a concurrent run may have created it meanwhile
                     session.rollback()
                     session.execute(create.sql(dialect=dialect.name))
+                found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
+                flags = [flag for flag in flag_columns(catalogue) if flag not in found]
+                for alter in sql.widen(target, flags):
+                    session.execute(alter.sql(dialect=dialect.name))
                 statements: list[exp.Expr] = [sql.clear(target, stamp)]
                 if failing_rules(catalogue, evaluation):
                     dtypes = lf.collect_schema()
@@ -186,13 +192,16 @@ class Keeper:
                 role = str(session.run(exp.select(current).sql(dialect=dialect.name))[0, 0])
             except Exception:
                 role = None
-        if role is not None:
+        refused = any(word in str(error).lower() for word in _REFUSALS)
+        if refused and role is not None:
             grants = "; ".join(
                 g.sql(dialect=dialect.name) for g in sql.grant(dialect, target, role)
             )
             fix = f"Grant role {role!r} what it needs ({grants}), or"
-        else:
+        elif refused:
             fix = "Open the database writable (a DuckDB resource without read_only), or"
+        else:
+            fix = "If the table was made for another schema, drop it to have it made again, or"
         message = (
             f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
             f"table {address}{'' if role is None else f' as role {role!r}'}: "

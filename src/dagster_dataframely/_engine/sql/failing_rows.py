@@ -77,6 +77,29 @@ def create(
     return exp.Create(this=target, kind="TABLE", exists=True, expression=shape.limit(0))
 
 
+def present(target: exp.Table) -> exp.Select:
+    """No rows of `target`: its column names, to find the flags of rules added since."""
+    return exp.select(exp.Star()).from_(target).limit(0)
+
+
+def widen(target: exp.Table, flags: Sequence[str]) -> list[exp.Alter]:
+    """Add the Boolean columns `flags` (rules the schema gained since the table was made)."""
+    return [
+        exp.Alter(
+            this=target.copy(),
+            kind="TABLE",
+            actions=[
+                exp.ColumnDef(
+                    this=exp.to_identifier(flag, quoted=True),
+                    kind=exp.DataType.build("BOOLEAN"),
+                    exists=True,
+                )
+            ],
+        )
+        for flag in flags
+    ]
+
+
 def failing_select(
     table: SQLTable,
     schema: type[dy.Schema],

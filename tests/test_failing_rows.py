@@ -202,3 +202,72 @@ def test_a_read_only_database_still_reports_the_verdicts(tmp_path: Path) -> None
     } == FLAGS
     error = checks["dy_rule__amount__min"].metadata["dy_failing_rows_error"].value
     assert '"sales"."orders__dy_failures"' in error and "reported all the same" in error
+
+
+# ------------------------------- files and the IO manager ------------------------------- #
+
+
+def _query_rows(check: Any) -> int:
+    """Rows of the ready-to-run query a failing check carries, run as written."""
+    code = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("python\n")
+    return int(eval(code, {"pl": pl}).select(pl.len()).collect().item())
+
+
+def test_parquet_keeps_one_file_per_partition_beside_the_table(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+
+    @dg.asset(name="orders", partitions_def=DAYS)
+    def orders_files(context: dg.AssetExecutionContext) -> None:
+        lake.mkdir(exist_ok=True)
+        _daily_orders(context.partition_key).write_parquet(
+            lake / f"{context.partition_key}.parquet"
+        )
+
+    source = dd.sources.ParquetSource(str(lake / "*.parquet"), partition_expr="day")
+    checks = dd.schema_checks(
+        OrdersSchema, asset="orders", source=source, keep_failing_rows=True, partitions_def=DAYS
+    )
+
+    assets = [orders_files, checks]
+    dg.materialize(assets, partition_key="2024-01-01", raise_on_error=False)
+    result = dg.materialize(assets, partition_key="2024-01-02", raise_on_error=False)
+
+    kept = tmp_path / "lake__dy_failures"
+    assert sorted(p.name for p in kept.iterdir()) == ["2024-01-01.parquet", "2024-01-02.parquet"]
+    assert pl.read_parquet(kept / "2024-01-01.parquet").height == 0
+    day_two = pl.read_parquet(kept / "2024-01-02.parquet")
+    assert day_two.height == FAILING_ROWS and _flag_counts(day_two) == FLAGS
+    assert set(day_two["dy_partition_key"]) == {"2024-01-02"}
+    check = evaluations(result)["dy_rule__order_id__regex"]
+    assert check.metadata["dy_failing_rows_table"].value == str(kept / "2024-01-02.parquet")
+    assert _query_rows(check) == DEFECTIVE_COUNTS["order_id|regex"]
+
+
+def test_an_io_manager_source_keeps_its_rows_in_the_instance_storage(tmp_path: Path) -> None:
+    @dg.asset(name="orders")
+    def orders() -> pl.DataFrame:
+        return defective_orders()
+
+    (tmp_path / "home").mkdir()
+    instance = dg.DagsterInstance.local_temp(str(tmp_path / "home"))
+    checks = dd.schema_checks(OrdersSchema, asset=orders, keep_failing_rows=True)
+    resources = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))}
+
+    dg.materialize([orders, checks], resources=resources, instance=instance, raise_on_error=False)
+
+    kept = pl.read_parquet(
+        Path(instance.storage_directory()) / "orders__dy_failures" / "__unpartitioned.parquet"
+    )
+    assert kept.height == FAILING_ROWS and _flag_counts(kept) == FLAGS
+
+
+def test_the_failing_rows_are_an_asset_downstream_of_the_checked_one(tmp_path: Path) -> None:
+    defs = _on_duckdb(tmp_path / "shop.duckdb")
+
+    specs = {spec.key: spec for spec in defs.resolve_all_asset_specs()}
+
+    failures = specs[dg.AssetKey("orders__dy_failures")]
+    assert [dep.asset_key for dep in failures.deps] == [dg.AssetKey("orders")]
+    columns = [c.name for c in failures.metadata["dagster/column_schema"].columns]
+    assert set(columns[: len(OrdersSchema.column_names())]) == set(OrdersSchema.column_names())
+    assert set(FLAGS) < set(columns) and columns[-2:] == ["dy_run_id", "dy_partition_key"]

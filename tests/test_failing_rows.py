@@ -45,6 +45,7 @@ def _on_duckdb(database: Path, **keep: Any) -> dg.Definitions:
 
 
 def _kept(database: Path, table: str = "sales.orders__dy_failures") -> pl.DataFrame:
+    """The failures table, read back."""
     with duckdb.connect(str(database), read_only=True) as connection:
         return pl.from_arrow(connection.sql(f"select * from {table}").to_arrow_table())  # type: ignore[return-value]
 
@@ -74,7 +75,7 @@ def test_a_rule_that_runs_in_polars_still_gets_its_rows(tmp_path: Path) -> None:
 
     _check(_on_duckdb(database, pushdown=False, keep_failing_rows=str(tmp_path / "kept")))
 
-    kept = pl.read_parquet(tmp_path / "kept" / "__unpartitioned.parquet")
+    kept = pl.read_parquet(tmp_path / "kept" / "orders__dy_failures" / "__unpartitioned.parquet")
     assert kept.height == FAILING_ROWS
     assert _flag_counts(kept) == FLAGS
 
@@ -271,3 +272,60 @@ def test_the_failing_rows_are_an_asset_downstream_of_the_checked_one(tmp_path: P
     columns = [c.name for c in failures.metadata["dagster/column_schema"].columns]
     assert set(columns[: len(OrdersSchema.column_names())]) == set(OrdersSchema.column_names())
     assert set(FLAGS) < set(columns) and columns[-2:] == ["dy_run_id", "dy_partition_key"]
+
+
+# ------------------------------ collections and the Component ------------------------------ #
+
+
+def test_a_collection_keeps_each_members_failing_rows(tmp_path: Path) -> None:
+    from shop import MEMBERS, Shop, shop_frames
+    from test_collection_checks import _shop_assets
+
+    kept = tmp_path / "kept"
+    checks = dd.collection_checks(Shop, members=MEMBERS, keep_failing_rows=str(kept))
+    resources = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))}
+
+    dg.materialize(
+        [*_shop_assets(shop_frames()), checks], resources=resources, raise_on_error=False
+    )
+
+    orders = pl.read_parquet(kept / "orders__dy_failures" / "__unpartitioned.parquet")
+    lines = pl.read_parquet(kept / "order_lines__dy_failures" / "__unpartitioned.parquet")
+    assert _flag_counts(orders) == {"dy_rule__amount__min": 1}
+    assert _flag_counts(lines) == {"dy_rule__primary_key": 2}
+
+
+def test_the_component_keeps_failing_rows_where_its_yaml_says(tmp_path: Path, sandbox: Any) -> None:
+    from support import scaffold_checks
+    from test_component import ORDERS, _declare
+
+    _declare(sandbox)
+    kept = tmp_path / "kept"
+    scaffold_checks(
+        sandbox,
+        {"keep_failing_rows": str(kept), "checks": [{"asset": "orders", "schema": ORDERS}]},
+    )
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            selection="orders",
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))},
+            raise_on_error=False,
+        )
+
+    rows = pl.read_parquet(kept / "orders__dy_failures" / "__unpartitioned.parquet")
+    assert rows.height == FAILING_ROWS and _flag_counts(rows) == FLAGS
+
+
+def test_a_named_schema_holds_the_failures_table(tmp_path: Path) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("create schema audit")
+
+    result = _check(_on_duckdb(database, keep_failing_rows="audit"))
+
+    assert _kept(database, "audit.orders__dy_failures").height == FAILING_ROWS
+    check = evaluations(result)["dy_rule__amount__min"]
+    assert check.metadata["dy_failing_rows_table"].value == '"audit"."orders__dy_failures"'

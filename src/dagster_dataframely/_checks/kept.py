@@ -6,7 +6,7 @@ yielded, and adds what the returned `KeptRows` says to each failing check's meta
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
 import dagster as dg
@@ -15,6 +15,7 @@ import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
+from .specs import Check
 
 if TYPE_CHECKING:
     from .._engine.sql.backend import SQLTable
@@ -38,6 +39,17 @@ class Keeper(Protocol):
         """Keep the failing rows of `evaluation` (`catalogue` is every rule of `schema`; `lf`
         and, when the database evaluated them, `pushdown` hold the rows)."""
         ...
+
+
+def keeping(
+    checks: Sequence[Check],
+    found: Iterable[dg.AssetCheckResult],
+    kept: KeptRows,
+    evaluation: Evaluation,
+) -> Iterator[dg.AssetCheckResult]:
+    """`found`, the results of `checks` in order, each failing one with where its rows are."""
+    for check, result in zip(checks, found, strict=True):
+        yield result if result.passed else annotated(result, kept.metadata(check.rules, evaluation))
 
 
 def annotated(result: dg.AssetCheckResult, extra: Mapping[str, Any]) -> dg.AssetCheckResult:

@@ -18,7 +18,7 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
-from .kept import Keeper, annotated
+from .kept import Keeper, keeping
 from .specs import Check, plan
 from .verdicts import Verdict
 
@@ -121,8 +121,7 @@ def schema_results(
         None if casts.casts else pushdown,
     )
     found = results(planned, evaluation, asset_key=asset_key, severity=severity)
-    for check, result in zip(planned, found, strict=True):
-        yield result if result.passed else annotated(result, kept.metadata(check.rules, evaluation))
+    yield from keeping(planned, found, kept, evaluation)
 
 
 def evaluate_schema(

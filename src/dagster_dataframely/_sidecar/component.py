@@ -95,9 +95,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, blocking,
     check_granularity, schema_rules, max_failure_samples, name, source, partitions_def,
-    read_dtypes}`; the settings beside `checks` apply to every entry that does not set its
-    own. `checks_job: <name>` adds a
-    job that runs the file's checks alone, for `dg launch --job <name>`.
+    read_dtypes, keep_failing_rows, max_failing_rows}`; the settings beside `checks` apply to
+    every entry that does not set its own. `checks_job: <name>` adds a job that runs the
+    file's checks alone, for `dg launch --job <name>`.
     """
 
     checks: Sequence[SchemaCheck]
@@ -109,6 +109,10 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     partitions_def: PartitionsField = None
     assets_outside_defs: bool = False
     read_dtypes: Literal["strict", "cast"] | None = None
+    #: Keep each run's failing rows where the data lives (`dd.schema_checks`): true, or the
+    #: schema or directory to keep them in; at most `max_failing_rows` per run.
+    keep_failing_rows: bool | str | None = None
+    max_failing_rows: int | None = None
     #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
     #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
     checks_job: str | None = None
@@ -177,6 +181,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             "schema_rules": entry.schema_rules or self.schema_rules,
             "max_failure_samples": _first(entry.max_failure_samples, self.max_failure_samples),
             "read_dtypes": entry.read_dtypes or self.read_dtypes,
+            "keep_failing_rows": _first(entry.keep_failing_rows, self.keep_failing_rows),
+            "max_failing_rows": _first(entry.max_failing_rows, self.max_failing_rows),
         }
 
     def _build_collection(

@@ -1,10 +1,12 @@
 """`keep_failing_rows=`: a sidecar run's failing rows, kept where the data lives.
 
 A database source (DuckDB, `SQLTableSource` with pushdown) keeps them in a table beside the
-checked one (`<table>__dy_failures`, or the table named), written inside the database through
-the pushdown's own connection (`_engine.sql.failing_rows`); every other source streams them
-to one parquet file per partition (a polars sink, then a rename), beside a parquet or Delta
-source's path, under the instance's storage for an IO manager, or in the directory named.
+checked one, `<table>__dy_failures` in its schema (or in the schema named), written inside
+the database through the pushdown's own connection (`_engine.sql.failing_rows`); every other
+source streams them to one parquet file per partition (a polars sink, then a rename) in
+`<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
+storage for an IO manager, or under the directory named. Naming a place, not a table or a
+file, lets one setting serve every asset of `with_schemas`, a collection or a Component.
 Each run first clears its partition's earlier rows, so a passing run leaves none. Keeping is a
 convenience: a failure to keep is logged and reported on the failing checks, never raised,
 so it never hides a verdict.
@@ -28,6 +30,7 @@ from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
 from .._engine.failing_rows import Stamp, failing_frame, failing_rules, flag_columns
 from .._engine.settings import resolve
+from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
 
@@ -45,7 +48,7 @@ _REFUSALS = ("permission", "privilege", "read-only", "read only", "not authorize
 
 @dataclass(frozen=True)
 class KeepFailingRows:
-    """The setting, resolved once: `target` names the table or directory (None: beside the
+    """The setting, resolved once: `target` names the schema or directory (None: beside the
     checked table), `cap` the most rows one run keeps."""
 
     target: str | None
@@ -137,7 +140,17 @@ class Keeper:
         from .._engine.sql import failing_rows as sql
 
         dialect = pushdown.dialect
-        target = sql.beside(table, self.setting.target)
+        within = None
+        if self.setting.target is not None:  # a schema: folded and quoted as the database has it
+            from ..sources._names import parse_table
+
+            named = f"{self.setting.target}.t"
+            try:
+                within = parse_table(named, dialect.name, where="keep_failing_rows (a schema)")
+            except InvalidSourceError as error:  # keeping never hides a verdict
+                self.context.log.warning(str(error))
+                return Kept(self.setting.target, self.setting.cap, error=str(error))
+        target = sql.beside(table, within)
         address = target.sql(dialect=dialect.name)
         stamp, cap = self.stamp, self.setting.cap
         columns = schema.column_names()
@@ -251,7 +264,7 @@ class Keeper:
         """The directory of the files: the one named, else beside a parquet or Delta
         source's path, else beside the asset's default storage in the instance."""
         if self.setting.target is not None:
-            return self.setting.target
+            return str(Path(self.setting.target).joinpath(*failures_key(self.asset_key).path))
         if isinstance(self.source, _ScannedSource):
             return _beside(self.source.path, glob=isinstance(self.source, ParquetSource))
         storage = Path(self.context.instance.storage_directory())

@@ -88,8 +88,9 @@ def schema_checks(
     `keep_failing_rows=True` keeps each run's failing rows (every column of the schema, one
     Boolean per rule named by its check name, the run id and the partition key) where the
     data lives: in a database source's `<table>__dy_failures` table, written inside the
-    database, else in one parquet file per partition beside the table; a string names the
-    table or directory instead. At most `max_failing_rows` rows (default 1,000,000) per run;
+    database, else in one parquet file per partition in `<asset>__dy_failures/` beside the
+    table; a string names the schema (database) or directory (files) to keep them in
+    instead. At most `max_failing_rows` rows (default 1,000,000) per run;
     the counts stay exact. Each failing check carries the address and a query
     (`dy_failing_rows`).
 

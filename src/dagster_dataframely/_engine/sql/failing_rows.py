@@ -30,19 +30,17 @@ _SUFFIX = "__dy_failures"
 _VALUES_ROWS = 500
 
 
-def beside(table: exp.Table, name: str | None = None) -> exp.Table:
-    """The failures table of `table`: `name` (a table name, in `table`'s schema unless it
-    names one), else `<table>__dy_failures` in the same schema."""
-    if name is None:
-        found = table.copy()
-        found.set("this", exp.to_identifier(table.name + _SUFFIX, quoted=True))
-        return found
-    named = exp.to_table(name)
-    if not named.args.get("db") and table.args.get("db"):
-        named.set("db", table.args["db"].copy())
-        if table.args.get("catalog"):
-            named.set("catalog", table.args["catalog"].copy())
-    return named
+def beside(table: exp.Table, within: exp.Table | None = None) -> exp.Table:
+    """The failures table of `table`: `<table>__dy_failures`, in `table`'s schema or in the
+    schema (and database) of `within`, as dbt keeps its test failures in an audit schema:
+    one setting serves every asset of a `with_schemas` or a collection."""
+    found = table.copy()
+    found.set("this", exp.to_identifier(table.name + _SUFFIX, quoted=True))
+    if within is not None:
+        for part in ("db", "catalog"):
+            value = within.args.get(part)
+            found.set(part, None if value is None else value.copy())
+    return found
 
 
 def _text(value: str | None) -> exp.Expr:

@@ -329,3 +329,19 @@ def test_a_named_schema_holds_the_failures_table(tmp_path: Path) -> None:
     assert _kept(database, "audit.orders__dy_failures").height == FAILING_ROWS
     check = evaluations(result)["dy_rule__amount__min"]
     assert check.metadata["dy_failing_rows_table"].value == '"audit"."orders__dy_failures"'
+
+
+def test_a_cap_beyond_any_frame_keeps_every_row(tmp_path: Path) -> None:
+    defective_orders().write_parquet(tmp_path / "orders.parquet")
+    checks = dd.schema_checks(
+        OrdersSchema,
+        asset="orders",
+        source=dd.sources.ParquetSource(str(tmp_path / "orders.parquet")),
+        keep_failing_rows=True,
+        max_failing_rows=1 << 62,
+    )
+
+    _check(dg.Definitions(assets=[dg.AssetSpec("orders")], asset_checks=[checks]))
+
+    kept = pl.read_parquet(tmp_path / "orders__dy_failures" / "__unpartitioned.parquet")
+    assert kept.height == FAILING_ROWS

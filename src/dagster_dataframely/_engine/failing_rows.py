@@ -26,6 +26,8 @@ PARTITION_KEY = "dy_partition_key"
 #: Rows kept per run unless the user says otherwise.
 DEFAULT_CAP = 1_000_000
 _REPEATED = "__dy_repeated"
+#: A cap polars' `head` cannot take (its row index is 32 bits): as many rows as a frame holds.
+_NO_CAP = (1 << 32) - 1
 
 
 @dataclass(frozen=True)
@@ -100,4 +102,5 @@ def failing_frame(
     shaped = frame.select(list({e.meta.output_name(): e for e in selected}.values()))
     if not failing:
         return shaped.head(0)
-    return shaped.filter(pl.any_horizontal(*(pl.col(r.check_name) for r in failing))).head(cap)
+    kept = shaped.filter(pl.any_horizontal(*(pl.col(r.check_name) for r in failing)))
+    return kept if cap >= _NO_CAP else kept.head(cap)

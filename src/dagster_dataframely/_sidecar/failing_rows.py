@@ -243,8 +243,8 @@ class Keeper:
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} "
                 f"in {path}: {type(error).__name__}: {str(error).strip()[:500]}. The check "
-                "results are reported all the same. Make the directory writable, or set "
-                "keep_failing_rows= to one that is."
+                "results are reported all the same. Check that the directory can be written, "
+                "or set keep_failing_rows= to one that can."
             )
             self.context.log.warning(message)
             return Kept(path, cap, error=message)

@@ -308,9 +308,12 @@ def test_the_component_keeps_failing_rows_where_its_yaml_says(tmp_path: Path, sa
 
     with sandbox.build_component_tree() as tree:
         defs = tree.build_defs()
+        specs = {spec.key: spec for spec in defs.resolve_all_asset_specs()}
+        failures = specs[dg.AssetKey("orders__dy_failures")]
+        assert [dep.asset_key for dep in failures.deps] == [dg.AssetKey("orders")]
         dg.materialize(
             [*(defs.assets or []), *(defs.asset_checks or [])],
-            selection="orders",
+            selection=["orders"],
             resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))},
             raise_on_error=False,
         )

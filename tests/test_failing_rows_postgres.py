@@ -3,6 +3,7 @@ database (and, for a rule that falls back to polars, selected there and inserted
 same connection), each flag counting what Dataframely counts; a role that may not create the
 table gets the GRANT it needs, and the verdicts all the same."""
 
+import threading
 from typing import Any
 
 import dagster as dg
@@ -11,7 +12,7 @@ import polars as pl
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs
 from test_pushdown import _outcomes
-from test_sql_source import Payments, _polars_counts, _source, server
+from test_sql_source import DAYS, Payments, _polars_counts, _source, server
 
 import dagster_dataframely as dd
 
@@ -107,3 +108,49 @@ def test_a_role_without_create_gets_the_grant_and_the_verdicts(server: PostgresS
     assert "role 'reader'" in error and '"finance"."payments__dy_failures"' in error
     assert 'GRANT CREATE ON SCHEMA "finance" TO "reader"' in error
     assert "reported all the same" in error
+
+
+def test_concurrent_partitions_keep_each_others_rows(server: PostgresServer) -> None:
+    @dg.asset(
+        name="payments", partitions_def=DAYS, metadata={"dagster/table_name": "finance.payments"}
+    )
+    def payments() -> None:
+        """Loaded by another tool; the run only marks the partition."""
+
+    checks = dd.schema_checks(
+        Exact,
+        asset="payments",
+        partitions_def=DAYS,
+        source=_source(partition_expr="paid_at"),
+        keep_failing_rows=True,
+    )
+    resources = {"warehouse": PostgresResource(conninfo=server.conninfo)}
+    days = ("2024-01-01", "2024-01-02")
+
+    errors: list[str] = []
+
+    def run(day: str) -> None:
+        result = dg.materialize(
+            [payments, checks], resources=resources, partition_key=day, raise_on_error=False
+        )
+        errors.extend(
+            str(e.metadata["dy_failing_rows_error"].value)
+            for e in evaluations(result).values()
+            if "dy_failing_rows_error" in e.metadata
+        )
+
+    with server.connect() as connection:
+        connection.execute(f"DROP TABLE IF EXISTS {FAILURES}")
+    for day in days:  # alone: what each day keeps
+        run(day)
+    alone = _kept(server).group_by("dy_partition_key").len().sort("dy_partition_key")
+    threads = [threading.Thread(target=lambda d=d: [run(d) for _ in range(3)]) for d in days]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+
+    together = _kept(server).group_by("dy_partition_key").len().sort("dy_partition_key")
+    assert not errors
+    assert together.equals(alone) and alone["dy_partition_key"].to_list() == list(days)
+    assert alone["len"].min() > 0  # type: ignore[operator]

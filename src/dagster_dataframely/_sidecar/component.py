@@ -36,6 +36,8 @@ import dagster as dg
 from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
+from .._engine.catalogue import rules
+from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .checks_job import checks_job
 from .collection_checks import collection_checks, member_partitions
@@ -49,6 +51,7 @@ from .component_entries import (
     schema_at,
 )
 from .component_tree import DeclaredAssets, PartitionsField, components_of
+from .failing_rows import KeepFailingRows, failures_spec
 from .schema_checks import schema_checks
 
 __all__ = ["SchemaChecksComponent", "schema_at"]
@@ -144,8 +147,23 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         _refuse_duplicates(built, others=others)
         every = [checks for _, checks in built]
         return dg.Definitions(
-            asset_checks=every, jobs=self._jobs(context.path / "defs.yaml", every)
+            assets=self._failures(declared),
+            asset_checks=every,
+            jobs=self._jobs(context.path / "defs.yaml", every),
         )
+
+    def _failures(self, declared: "DeclaredAssets | None") -> list[dg.AssetSpec]:
+        """The failing rows each entry keeps, declared downstream of its (declared) asset."""
+        found = []
+        for entry in self.checks if declared else ():
+            spec = declared.specs.get(entry.asset)  # type: ignore[union-attr]
+            keep = _first(entry.keep_failing_rows, self.keep_failing_rows)
+            if spec is None or KeepFailingRows.resolve(keep, None) is None:
+                continue
+            schema = as_dataframely(entry.schema)
+            partitions = entry.partitions_def or self.partitions_def or spec.partitions_def
+            found.append(failures_spec(spec.key, schema, rules(schema), partitions))
+        return found
 
     def _jobs(self, file: Path, checks: list[dg.AssetChecksDefinition]) -> list[Any]:
         """The `checks_job` of this file, if it names one."""

@@ -13,14 +13,20 @@ import polars as pl
 from dagster_duckdb import DuckDBResource
 from defective import DEFECTIVE_COUNTS, VALID
 from support import evaluations
-from test_sources import _check, _daily_orders, _warehouse, _warehouse_schema
+from test_sources import (
+    DAYS,
+    _check,
+    _daily_orders,
+    _warehouse,
+    _warehouse_schema,
+    daily_files,
+)
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders
 
 FLAGS = {f"dy_rule__{rule.replace('|', '__')}": n for rule, n in DEFECTIVE_COUNTS.items()}
 FAILING_ROWS = defective_orders().height - len(VALID)
-DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", end_date="2024-01-04")
 
 
 def _flag_counts(frame: pl.DataFrame) -> dict[str, int]:
@@ -216,14 +222,7 @@ def _query_rows(check: Any) -> int:
 
 def test_parquet_keeps_one_file_per_partition_beside_the_table(tmp_path: Path) -> None:
     lake = tmp_path / "lake"
-
-    @dg.asset(name="orders", partitions_def=DAYS)
-    def orders_files(context: dg.AssetExecutionContext) -> None:
-        lake.mkdir(exist_ok=True)
-        _daily_orders(context.partition_key).write_parquet(
-            lake / f"{context.partition_key}.parquet"
-        )
-
+    orders_files = daily_files(lake)
     source = dd.sources.ParquetSource(str(lake / "*.parquet"), partition_expr="day")
     checks = dd.schema_checks(
         OrdersSchema, asset="orders", source=source, keep_failing_rows=True, partitions_def=DAYS

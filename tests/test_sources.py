@@ -280,8 +280,8 @@ def test_a_missing_duckdb_table_names_the_asset_and_the_source(tmp_path: Path) -
 # ---------------------------------- files and functions ---------------------------------- #
 
 
-def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
+def daily_files(lake: Path) -> dg.AssetsDefinition:
+    """A daily `orders` asset that writes each partition to its own file in `lake`."""
 
     @dg.asset(name="orders", partitions_def=DAYS)
     def orders_files(context: dg.AssetExecutionContext) -> None:
@@ -290,6 +290,12 @@ def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
             lake / f"{context.partition_key}.parquet"
         )
 
+    return orders_files
+
+
+def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    orders_files = daily_files(lake)
     source = dd.sources.ParquetSource(str(lake / "*.parquet"), partition_expr="day")
     assets = [
         orders_files,

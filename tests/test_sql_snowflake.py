@@ -240,10 +240,14 @@ def _kept_rows(warehouse: SnowflakeWarehouse, schema: type[dy.Schema]) -> dict[s
         assets=[spec], asset_checks=[checks], jobs=[job], resources={"warehouse": warehouse}
     )
     result = defs.get_job_def("checks").execute_in_process(raise_on_error=False)
-    assert "dy_failing_rows" in evaluations(result)["dy_rule__primary_key"].metadata
+    metadata = evaluations(result)["dy_rule__primary_key"].metadata
+    assert "dy_failing_rows" in metadata
+    assert metadata["dy_failing_rows_table"].value == '"FINANCE"."PAYMENTS__DY_FAILURES"'
     with warehouse.get_connection() as connection:
         cursor = connection.cursor()
-        cursor.execute('SELECT * FROM finance."payments__dy_failures"')
+        cursor.execute(
+            "SELECT * FROM finance.payments__dy_failures"
+        )  # folded: PAYMENTS__DY_FAILURES
         names = [column[0] for column in cursor.description]
         kept = pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
     assert set(kept["dy_run_id"]) == {result.run_id}

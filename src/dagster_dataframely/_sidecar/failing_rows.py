@@ -123,9 +123,18 @@ class Keeper:
         pushdown: SQLTable | None,
     ) -> Kept:
         table = getattr(getattr(self.source, "reference", None), "table", None)
-        if pushdown is not None and table is not None:
-            return self._in_database(schema, lf, catalogue, evaluation, pushdown, table)
-        return self._in_files(schema, lf, catalogue, evaluation)
+        try:
+            if pushdown is not None and pushdown.session is not None and table is not None:
+                return self._in_database(schema, lf, catalogue, evaluation, pushdown, table)
+            return self._in_files(schema, lf, catalogue, evaluation)
+        except Exception as error:  # whatever failed, keeping never hides a verdict
+            message = (
+                f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
+                f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
+                "reported all the same."
+            )
+            self.context.log.warning(message)
+            return Kept("", self.setting.cap, error=message)
 
     def _in_database(
         self,
@@ -150,11 +159,11 @@ class Keeper:
             except InvalidSourceError as error:  # keeping never hides a verdict
                 self.context.log.warning(str(error))
                 return Kept(self.setting.target, self.setting.cap, error=str(error))
-        target = sql.beside(table, within)
+        target = sql.beside(table, dialect, within)
         address = target.sql(dialect=dialect.name)
         stamp, cap = self.stamp, self.setting.cap
         columns = schema.column_names()
-        assert pushdown.session is not None
+        assert pushdown.session is not None  # see `__call__`
         with pushdown.session() as session:
             try:
                 create = sql.create(pushdown, target, columns, catalogue)

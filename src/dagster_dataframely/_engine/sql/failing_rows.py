@@ -30,12 +30,16 @@ _SUFFIX = "__dy_failures"
 _VALUES_ROWS = 500
 
 
-def beside(table: exp.Table, within: exp.Table | None = None) -> exp.Table:
-    """The failures table of `table`: `<table>__dy_failures`, in `table`'s schema or in the
-    schema (and database) of `within`, as dbt keeps its test failures in an audit schema:
-    one setting serves every asset of a `with_schemas` or a collection."""
+def beside(table: exp.Table, dialect: Dialect, within: exp.Table | None = None) -> exp.Table:
+    """The failures table of `table`: `<table>__dy_failures` (the suffix folded as the
+    dialect folds a bare name, `ORDERS__DY_FAILURES` in Snowflake), in `table`'s schema or in
+    the schema (and database) of `within`, as dbt keeps its test failures in an audit
+    schema: one setting serves every asset of a `with_schemas` or a collection."""
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    suffix = normalize_identifiers(exp.to_identifier(_SUFFIX), dialect=dialect.name).name
     found = table.copy()
-    found.set("this", exp.to_identifier(table.name + _SUFFIX, quoted=True))
+    found.set("this", exp.to_identifier(table.name + suffix, quoted=True))
     if within is not None:
         for part in ("db", "catalog"):
             value = within.args.get(part)

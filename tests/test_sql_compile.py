@@ -219,6 +219,12 @@ def test_a_bare_table_name_means_what_the_database_reads_it_as(
         ("bigquery", "TIMESTAMP", None, None, pl.Datetime("us", "UTC")),
         ("bigquery", "DATETIME", None, None, pl.Datetime("us")),
         ("postgres", "int4", None, None, pl.Int32()),
+        ("postgres", "numeric", 10, 0, pl.Decimal(10, 0)),  # NUMBER(p, 0) is Int64 only there
+        ("postgres", "numeric", None, None, pl.Float64()),  # no fixed scale
+        # A dialect with no rules here is read as sqlglot reads its names.
+        ("mysql", "DECIMAL", 12, 0, pl.Decimal(12, 0)),
+        ("mysql", "BIGINT", None, None, pl.Int64()),
+        ("mysql", "DATETIME", None, None, pl.Datetime("us")),
     ],
 )
 def test_the_dtype_a_driver_describes_is_the_databases_type(

@@ -23,8 +23,6 @@ from .evaluate import Evaluation
 RUN_ID = "dy_run_id"
 #: The column holding the partition key the run checked (null: an unpartitioned asset).
 PARTITION_KEY = "dy_partition_key"
-#: Rows kept per run unless the user says otherwise.
-DEFAULT_CAP = 1_000_000
 _REPEATED = "__dy_repeated"
 #: A cap polars' `head` cannot take (its row index is 32 bits): as many rows as a frame holds.
 _NO_CAP = (1 << 32) - 1

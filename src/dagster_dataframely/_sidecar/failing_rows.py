@@ -17,6 +17,7 @@ from __future__ import annotations
 import os
 import uuid
 from collections.abc import Callable, Sequence
+from contextlib import suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -296,10 +297,9 @@ def _transaction(session: Any, statements: Sequence[str]) -> None:
         for statement in statements:
             session.execute(statement)
     except Exception:
-        try:
+        with suppress(Exception):  # DuckDB's cursor holds the transaction open until told
             session.execute(exp.Rollback().sql(dialect=dialect))
-        except Exception:
-            session.rollback()
+        session.rollback()  # the connection's own, which pins the session's settings again
         raise
     session.execute(exp.Commit().sql(dialect=dialect))
 

@@ -20,6 +20,7 @@ from test_sources import (
     _warehouse,
     _warehouse_schema,
     daily_files,
+    write_day,
 )
 
 import dagster_dataframely as dd
@@ -119,12 +120,7 @@ def _daily(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
         frame = defective_orders().with_columns(
             pl.col("status").cast(pl.String), day=pl.lit(context.partition_key).str.to_date()
         )
-    with duckdb.get_connection() as connection:
-        connection.execute("create schema if not exists sales")
-        connection.register("frame", frame.to_arrow())
-        connection.execute("create table if not exists sales.orders as select * from frame limit 0")
-        connection.execute(f"delete from sales.orders where day = '{context.partition_key}'")
-        connection.execute("insert into sales.orders select * from frame")
+    write_day(duckdb, context.partition_key, frame)
 
 
 def _daily_checks(**keep: Any) -> list[Any]:

@@ -172,11 +172,16 @@ def _daily_orders(day: str) -> pl.DataFrame:
 def daily_orders_in_duckdb(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
     """Writes its partition to DuckDB itself, as a dbt model would: no IO manager stores it."""
     frame = _daily_orders(context.partition_key).with_columns(pl.col("status").cast(pl.String))
+    write_day(duckdb, context.partition_key, frame)
+
+
+def write_day(duckdb: DuckDBResource, day: str, frame: pl.DataFrame) -> None:
+    """`frame` as the rows of `day` in `sales.orders`, replacing that day's earlier rows."""
     with duckdb.get_connection() as connection:
         connection.execute("create schema if not exists sales")
         connection.register("frame", frame.to_arrow())
         connection.execute("create table if not exists sales.orders as select * from frame limit 0")
-        connection.execute(f"delete from sales.orders where day = '{context.partition_key}'")
+        connection.execute(f"delete from sales.orders where day = '{day}'")
         connection.execute("insert into sales.orders select * from frame")
 
 

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from sqlglot import exp
 
     from .._engine.sql.backend import SQLTable
+    from .._engine.sql.staging import Session
 
 #: The suffix of the failures table, directory and asset of a checked asset.
 SUFFIX = "__dy_failures"
@@ -146,7 +147,6 @@ class Keeper:
         pushdown: SQLTable,
         table: exp.Table,
     ) -> Kept:
-
         from .._engine.sql import failing_rows as sql
 
         dialect = pushdown.dialect
@@ -201,8 +201,14 @@ class Keeper:
         )
 
     def _refused(
-        self, error: Exception, pushdown: SQLTable, session: Any, target: exp.Table, address: str
+        self,
+        error: Exception,
+        pushdown: SQLTable,
+        session: Session,
+        target: exp.Table,
+        address: str,
     ) -> Kept:
+        """A refused write, told: with the GRANTs the role needs where it was refused."""
         from .._engine.sql import failing_rows as sql
 
         dialect = pushdown.dialect
@@ -229,7 +235,7 @@ class Keeper:
             f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
             f"table {address}{'' if role is None else f' as role {role!r}'}: "
             f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
-            f"reported all the same. {fix} set keep_failing_rows= to a table it may write."
+            f"reported all the same. {fix} set keep_failing_rows= to a schema it may write in."
         )
         self.context.log.warning(message)
         return Kept(address, self.setting.cap, error=message)
@@ -287,7 +293,7 @@ def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:
     return [*columns, *kept_columns(columns, catalogue)]
 
 
-def _transaction(session: Any, statements: Sequence[str]) -> None:
+def _transaction(session: Session, statements: Sequence[str]) -> None:
     """`statements` in one transaction: all of them, or (rolled back) none."""
     from sqlglot import exp
 

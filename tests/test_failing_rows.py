@@ -8,11 +8,12 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 import duckdb
 import polars as pl
 from dagster_duckdb import DuckDBResource
 from defective import DEFECTIVE_COUNTS, VALID
-from support import evaluations
+from support import evaluations, logs
 from test_sources import (
     DAYS,
     _check,
@@ -343,3 +344,47 @@ def test_a_cap_beyond_any_frame_keeps_every_row(tmp_path: Path) -> None:
 
     kept = pl.read_parquet(tmp_path / "orders__dy_failures" / "__unpartitioned.parquet")
     assert kept.height == FAILING_ROWS
+
+
+class Payments(dy.Schema):
+    """Rules DuckDB evaluates exactly, the key rules among them."""
+
+    payment_id = dy.Int64(primary_key=True)
+    invoice = dy.String(nullable=True, unique=True)
+    amount = dy.Float64(nullable=True, min=0)
+    currency = dy.String(regex=r"^[A-Z]{3}$")
+
+
+PAYMENTS = pl.DataFrame(
+    {
+        "payment_id": [1, 2, 2, 3, 4, 5],
+        "invoice": ["a", "b", "b", None, None, "c"],
+        "amount": [1.0, -1.0, 2.0, None, float("nan"), -3.0],
+        "currency": ["EUR", "EUR", "eur", "USD", "CHF", "E"],
+    }
+)
+
+
+def test_rows_are_selected_inside_duckdb_and_flag_what_dataframely_counts(
+    tmp_path: Path,
+) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", PAYMENTS, table="sales.payments")
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "sales.payments"})
+    defs = dd.with_schemas(
+        dg.Definitions(assets=[spec], resources={"duckdb": DuckDBResource(database=str(database))}),
+        {"payments": Payments},
+        source=dd.sources.DuckDBTableSource(),
+        keep_failing_rows=True,
+    )
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = _check(defs, "payments", instance=instance)
+
+    kept = _kept(database, "sales.payments__dy_failures")
+    valid, failures = Payments.filter(PAYMENTS)
+    counts = {f"dy_rule__{k.replace('|', '__')}": n for k, n in failures.counts().items() if n}
+    assert _flag_counts(kept) == counts
+    assert kept.height == PAYMENTS.height - valid.height
+    sent = [line for line in logs(instance, result) if line.startswith("Pushed down to DuckDB")]
+    assert any('INSERT INTO "sales"."payments__dy_failures"' in line for line in sent)
+    assert not any("VALUES" in line for line in sent)

@@ -19,6 +19,7 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
+from .kept import Keeper, keeping
 from .specs import Check, plan
 from .verdicts import Verdict
 
@@ -87,11 +88,13 @@ def schema_results(
     severity: dg.AssetCheckSeverity | None = None,
     read_dtypes: ReadDtypes | None = None,
     pushdown: SQLTable | None = None,
+    keep: Keeper | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
     casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
-    `pushdown` (the same rows in a database), the rules are evaluated there."""
+    `pushdown` (the same rows in a database), the rules are evaluated there. `keep` keeps
+    the failing rows and says where on each failing check."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
@@ -109,7 +112,19 @@ def schema_results(
         yield result
         if error is not None:
             raise error
-    yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
+    if keep is None:
+        yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
+        return
+    every = rules(schema, warn=warn, tolerate=tolerate)
+    kept = keep(
+        schema,
+        casts.frame(lf, schema.column_names()),
+        every,
+        evaluation,
+        None if casts.casts else pushdown,
+    )
+    found = results(planned, evaluation, asset_key=asset_key, severity=severity)
+    yield from keeping(planned, found, kept, evaluation)
 
 
 def evaluate_schema(

@@ -39,6 +39,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from .._checks.kept import Keeper, keeping
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
 from .._engine.backends import backend_for
@@ -72,6 +73,7 @@ def collection_results(
     selected: Collection[dg.AssetCheckKey],
     *,
     pushdowns: Mapping[str, SQLTable | None] | None = None,
+    keep: Mapping[str, Keeper] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
@@ -80,7 +82,8 @@ def collection_results(
     cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
     cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
     database table) has its rules, and the filters on it, evaluated in its database where
-    they have an exact SQL form (`collection_pushdown`).
+    they have an exact SQL form (`collection_pushdown`). A member in `keep` keeps the rows
+    failing its schema's rules (`keep_failing_rows=`).
     """
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
@@ -150,8 +153,14 @@ def collection_results(
             if error is not None:
                 mismatches.append(_located(member, error))
                 continue
-        yield from results(planned, evaluation, asset_key=member.key)
         columns = member.schema.column_names()
+        found = results(planned, evaluation, asset_key=member.key)
+        keeper = (keep or {}).get(member.name)
+        if keeper is not None and planned:
+            pushdown = tables.get(member.name)
+            kept = keeper(member.schema, cast.frame(lf, columns), catalogue, evaluation, pushdown)
+            found = keeping(planned, found, kept, evaluation)
+        yield from found
         unsplit[member.name] = (
             cast.frame(lf, columns).select(columns),
             catalogue,

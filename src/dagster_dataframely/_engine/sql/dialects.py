@@ -53,6 +53,14 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
+    #: that lets a role create a table in a schema: for the message of a refused failures table.
+    grant_role_kind: ClassVar[str | None] = None
+    create_privilege: ClassVar[str] = "CREATE"
+
+    def current_role(self) -> exp.Expr | None:
+        """The role the session acts as, for that message (None: the database has no roles)."""
+        return None
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """One query for the facts of `table`'s columns (see `catalog`)."""
@@ -179,6 +187,9 @@ class PostgresDialect(Dialect):
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.postgres_facts(rows, self.binary_collations, self.unlike_types)
 
+    def current_role(self) -> exp.Expr | None:
+        return exp.CurrentUser()
+
     #: `DateStyle` sets how dates and timestamps are read from and written as text (psycopg
     #: parses only ISO), `TimeZone` the zone of a `timestamptz` cast to a date or text, and
     #: `standard_conforming_strings = off` reads a backslash in a string literal (a custom
@@ -222,6 +233,11 @@ class SnowflakeDialect(Dialect):
     binary_collation = None
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
+    grant_role_kind = "ROLE"
+    create_privilege = "CREATE TABLE"
+
+    def current_role(self) -> exp.Expr | None:
+        return exp.Anonymous(this="CURRENT_ROLE")
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """`information_schema.columns` of the table's database."""

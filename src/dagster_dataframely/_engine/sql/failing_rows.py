@@ -114,7 +114,7 @@ def failing_select(
     """The first `cap` rows failing a rule of `evaluation`, in the kept shape; None when a
     failing rule has no exact SQL form here (polars selects them then)."""
     failing = failing_rules(catalogue, evaluation)
-    compiled = compile_rules(schema, failing, dtypes, table.dialect, facts=table.facts)
+    compiled = compile_rules(failing, dtypes, table.dialect, facts=table.facts)
     if compiled.fallbacks:
         return None
     flags: dict[str, exp.Expr] = {}

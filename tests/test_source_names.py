@@ -44,7 +44,7 @@ def _checked(source: dd.sources.Source, resources: dict[str, Any], **metadata: s
     )
     job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
     defs = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
-    return defs.get_job_def("checks").execute_in_process(raise_on_error=False)
+    return defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
 
 
 def _counts(result: Any) -> tuple[set[int], int]:
@@ -152,7 +152,7 @@ def test_an_empty_table_read_by_its_metadata_name_is_named_in_the_warning(
     )
     instance = dg.DagsterInstance.ephemeral()
 
-    result = defs.get_job_def("checks").execute_in_process(instance=instance)
+    result = defs.resolve_job_def("checks").execute_in_process(instance=instance)
 
     read = logs(instance, result)
     assert any(

@@ -51,7 +51,7 @@ def _check(
         partitions_def=kwargs.pop("partitions_def", None),
     )
     defs = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
-    return defs.get_job_def("checks").execute_in_process(
+    return defs.resolve_job_def("checks").execute_in_process(
         instance=instance or dg.DagsterInstance.ephemeral(), raise_on_error=False, **kwargs
     )
 

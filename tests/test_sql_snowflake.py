@@ -264,7 +264,7 @@ def _kept_rows(warehouse: SnowflakeWarehouse, schema: type[dy.Schema]) -> dict[s
     defs = dg.Definitions(
         assets=[spec], asset_checks=[checks], jobs=[job], resources={"warehouse": warehouse}
     )
-    result = defs.get_job_def("checks").execute_in_process(raise_on_error=False)
+    result = defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
     metadata = evaluations(result)["dy_rule__primary_key"].metadata
     assert "dy_failing_rows" in metadata
     assert metadata["dy_failing_rows_table"].value == '"FINANCE"."PAYMENTS__DY_FAILURES"'

@@ -28,9 +28,9 @@ import polars as pl
 from pandera.api.checks import Check
 
 from .._engine.constraints import docstring_summary
+from .._writing.literals import string
 from ._checks import builtin_name, translate
 from ._dtypes import ColumnType, column_type
-from ._literals import string
 from ._origin import origin
 from ._read import PanderaSchema, read
 

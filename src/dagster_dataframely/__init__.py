@@ -7,7 +7,7 @@ compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
 from importlib import import_module
 from types import ModuleType
 
-from . import data, errors, sources, testing, wiring
+from . import data, errors, infer, sources, testing, wiring
 from ._engine.severity import warn
 from ._engine.tolerance import Tolerance, tolerate
 from ._gated.asset import asset
@@ -16,6 +16,7 @@ from ._sidecar.collection_checks import collection_checks
 from ._sidecar.component import SchemaChecksComponent
 from ._sidecar.schema_checks import schema_checks
 from ._sidecar.with_schemas import with_schemas
+from .infer import infer_schema
 from .io import ParquetIOManager
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "collection_checks",
     "data",
     "errors",
+    "infer",
+    "infer_schema",
     "pandera",
     "schema_checks",
     "sources",

@@ -1,7 +1,10 @@
-"""The `dagster-dataframely` console script.
+"""The `dagster-dataframely` console script: Dataframely schema source from what exists.
 
-`dagster-dataframely migrate-pandera package.module:Model [--output FILE]` prints (or writes)
-the Dataframely source for a Pandera polars model.
+- `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
+- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
+  from a database table, or from a parquet or Delta path.
+
+`--output FILE` writes the source to a file instead.
 """
 
 from __future__ import annotations
@@ -10,13 +13,14 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
 #: Exit status for a command line that names something that cannot be imported.
 USAGE_ERROR = 2
-#: Exit status for a model that cannot be migrated.
+#: Exit status for a model that cannot be migrated, or a table a schema cannot be inferred for.
 MIGRATION_ERROR = 1
 
 
@@ -39,8 +43,75 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     migrate.add_argument("model", help="the model, as package.module:Model")
     migrate.add_argument("--output", "-o", type=Path, help="write the source to this file")
+    infer = commands.add_parser(
+        "infer",
+        help="Write a Dataframely schema for a table, a parquet or a Delta path.",
+        description=(
+            "Print Dataframely source for a table as dagster-dataframely's sources read it: "
+            "column types, NOT NULL, the primary key. With --profile, one aggregate query "
+            "proposes more, as comments."
+        ),
+    )
+    infer.add_argument("table", help="a table name with --duckdb/--postgres, else a path")
+    where = infer.add_mutually_exclusive_group()
+    where.add_argument("--duckdb", type=Path, metavar="FILE", help="a DuckDB database file")
+    where.add_argument("--postgres", metavar="CONNINFO", help="a PostgreSQL connection string")
+    infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
+    infer.add_argument("--name", help="the schema class's name (default: the table's)")
+    infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
     args = parser.parse_args(argv)
+    if args.command == "infer":
+        return _infer(args)
     return _migrate_pandera(args.model, args.output)
+
+
+def _infer(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import infer_schema
+
+    try:
+        with _connection(args.duckdb, args.postgres) as (connection, dialect):
+            source = infer_schema(
+                args.table,
+                connection=connection,
+                dialect=dialect,
+                schema_name=args.name,
+                profile=args.profile,
+            )
+    except (DagsterDataframelyError, _ImportFailure) as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    return _written(source, args.output)
+
+
+@contextmanager
+def _connection(duckdb_file: Path | None, conninfo: str | None) -> Iterator[tuple[Any, str | None]]:
+    """The connection the options name (read only), and its dialect; None for a path."""
+    if duckdb_file is not None:
+        import duckdb
+
+        if not duckdb_file.exists():
+            raise _ImportFailure(f"no DuckDB database file at {duckdb_file}")
+        with duckdb.connect(str(duckdb_file), read_only=True) as connection:
+            yield connection, "duckdb"
+    elif conninfo is not None:
+        try:
+            import psycopg
+        except ImportError as error:
+            raise _ImportFailure("--postgres reads through psycopg: pip install psycopg") from error
+        with psycopg.connect(conninfo) as connection:
+            yield connection, "postgres"
+    else:
+        yield None, None
+
+
+def _written(source: str, output: Path | None) -> int:
+    if output is None:
+        sys.stdout.write(source)
+    else:
+        output.write_text(source, encoding="utf-8")
+        print(f"Wrote {output}", file=sys.stderr)
+    return 0
 
 
 def _migrate_pandera(path: str, output: Path | None) -> int:
@@ -60,12 +131,7 @@ def _migrate_pandera(path: str, output: Path | None) -> int:
     except UnsupportedSchemaError as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
-    if output is None:
-        sys.stdout.write(source)
-    else:
-        output.write_text(source, encoding="utf-8")
-        print(f"Wrote {output}", file=sys.stderr)
-    return 0
+    return _written(source, output)
 
 
 def _load(path: str) -> Any:

@@ -29,6 +29,7 @@ __all__ = [
     "RuleEvaluationError",
     "SourceConnectionError",
     "SourceReadError",
+    "TableNotFoundError",
     "UnknownAssetError",
     "UnloadableAssetError",
     "UnsupportedFrameError",
@@ -204,3 +205,8 @@ class QuarantineLayoutError(DagsterDataframelyError):
         #: its columns, and the columns of the quarantine this run writes
         self.stored = stored
         self.written = written
+
+
+class TableNotFoundError(DagsterDataframelyError, LookupError):
+    """A schema cannot be inferred for a table, file or connection that holds no readable
+    table; the message names it, the closest names the database has, and what to give."""

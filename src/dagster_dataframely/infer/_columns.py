@@ -1,0 +1,64 @@
+"""What inference learns of a table: its columns as a source reads them, the constraints the
+database declares, and (on request) a profile of today's values."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import polars as pl
+
+
+@dataclass(frozen=True)
+class Profile:
+    """One column's values, counted in one pass over the table.
+
+    Attributes:
+        rows: The table's rows.
+        nulls: The column's nulls.
+        distinct: Its distinct non-null values; None where they were not counted (a float, a
+            nested type, or text under a collation that compares otherwise than polars).
+        minimum: Its smallest value (numbers only), None where not read.
+        maximum: Its largest value (numbers only), None where not read.
+        values: Its distinct values, sorted, where there are few of them (text only).
+    """
+
+    rows: int
+    nulls: int
+    distinct: int | None = None
+    minimum: Any = None
+    maximum: Any = None
+    values: tuple[Any, ...] | None = None
+
+
+@dataclass(frozen=True)
+class InferredColumn:
+    """A column of the table.
+
+    Attributes:
+        name: Its name in the table.
+        dtype: The polars dtype the package's sources read it as; None where they cannot.
+        declared: Its type as the database (or the file) declares it.
+        nullable: False where the database declares it `NOT NULL`.
+        primary_key: Part of the table's declared primary key.
+        unreadable: Why it has no Dataframely column type; None where it has one.
+    """
+
+    name: str
+    dtype: pl.DataType | None
+    declared: str
+    nullable: bool = True
+    primary_key: bool = False
+    unreadable: str | None = None
+
+
+@dataclass(frozen=True)
+class InferredTable:
+    """A table's columns, where they were read, and their profiles (empty: not profiled)."""
+
+    name: str
+    where: str
+    columns: Sequence[InferredColumn]
+    profiles: Mapping[str, Profile] = field(default_factory=dict)
+    notes: Sequence[str] = ()

@@ -59,9 +59,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
     infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
+    dbt = commands.add_parser(
+        "infer-dbt",
+        help="Write a Dataframely schema module per dbt model, from its tests and contract.",
+        description=(
+            "Write <model>.py for each selected model of a dbt project's manifest.json: "
+            "not_null, unique, accepted_values, expression_is_true and "
+            "unique_combination_of_columns tests, severities and warn_if/error_if, the "
+            "contract's data_type and constraints."
+        ),
+    )
+    dbt.add_argument("manifest", type=Path, help="the project's target/manifest.json")
+    dbt.add_argument("--select", "-s", nargs="+", help="model names or globs (default: all)")
+    dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
     args = parser.parse_args(argv)
     if args.command == "infer":
         return _infer(args)
+    if args.command == "infer-dbt":
+        return _infer_dbt(args)
     return _migrate_pandera(args.model, args.output)
 
 
@@ -82,6 +98,24 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
     return _written(source, args.output)
+
+
+def _infer_dbt(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import dbt_schemas
+    from .infer._dbt import write_modules
+
+    try:
+        with _connection(args.duckdb, None) as (connection, dialect):
+            sources = dbt_schemas(
+                args.manifest, select=args.select, connection=connection, dialect=dialect
+            )
+    except (DagsterDataframelyError, _ImportFailure) as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    for path in write_modules(sources, args.output_dir):
+        print(f"Wrote {path}", file=sys.stderr)
+    return 0
 
 
 @contextmanager

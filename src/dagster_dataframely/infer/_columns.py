@@ -42,7 +42,10 @@ class InferredColumn:
         declared: Its type as the database (or the file) declares it.
         nullable: False where the database declares it `NOT NULL`.
         primary_key: Part of the table's declared primary key.
-        unreadable: Why it has no Dataframely column type; None where it has one.
+        unreadable: Why it has no Dataframely column type; None where it has one (a
+            column without `dtype` then is `dy.Any`: its type is not known).
+        unique: Its values are unique (a dbt `unique` test).
+        checks: Source of its `check=` entries by rule key (`lambda col: ...`).
     """
 
     name: str
@@ -51,14 +54,41 @@ class InferredColumn:
     nullable: bool = True
     primary_key: bool = False
     unreadable: str | None = None
+    unique: bool = False
+    checks: Mapping[str, str] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class WrittenRule:
+    """A `@dy.rule()` of the written schema: its name, docstring and returned expression."""
+
+    name: str
+    doc: str
+    returned: str
+
+
+@dataclass(frozen=True)
+class Tolerated:
+    """A `@dd.tolerate(rule, warn_above=..., error_above=...)` of the written schema."""
+
+    rule: str
+    warn_above: int | None
+    error_above: int | None
 
 
 @dataclass(frozen=True)
 class InferredTable:
-    """A table's columns, where they were read, and their profiles (empty: not profiled)."""
+    """A table's columns, where they were read, their profiles (empty: not profiled), and
+    what a dbt project declares of it beyond its columns: rules, severities, tolerances, and
+    notes on what could not be translated."""
 
     name: str
     where: str
     columns: Sequence[InferredColumn]
     profiles: Mapping[str, Profile] = field(default_factory=dict)
     notes: Sequence[str] = ()
+    rules: Sequence[WrittenRule] = ()
+    warn: Sequence[str] = ()
+    tolerances: Sequence[Tolerated] = ()
+    #: The Dagster check name that takes over each dbt test, by the test's name.
+    replaces: Mapping[str, str] = field(default_factory=dict)

@@ -94,7 +94,7 @@ def read_columns(db: Database, name: str) -> tuple[exp.Table, list[InferredColum
                 declared=text,
                 nullable=nullable.get(column, True),
                 primary_key=column in keys,
-                unreadable=_unreadable(db, dtype, text),
+                unreadable=unreadable(dtype, text, None if db.reads_arrow else db.dialect),
             )
         )
     return table, columns, facts or TableFacts(read=False)
@@ -130,13 +130,16 @@ def _names(db: Database, rows: exp.Select, error: BaseException) -> list[str]:
     return [str(name) for name in described["column_name"]]
 
 
-def _unreadable(db: Database, dtype: pl.DataType | None, declared: str) -> str | None:
+def unreadable(dtype: pl.DataType | None, declared: str, described: str | None) -> str | None:
+    """Why a column has no Dataframely type, None where it has one. `described`: the dialect
+    whose type names were mapped to dtypes (`polars_dtype`), which reads a name it does not
+    know as text; None for dtypes read from Arrow, which are the values' own."""
     if dtype is None:
         return "polars cannot read it"
-    if db.reads_arrow or dtype != pl.String():
+    if described is None or dtype != pl.String():
         return None
     try:
-        kind = exp.DataType.build(declared, dialect=db.dialect)
+        kind = exp.DataType.build(declared, dialect=described)
     except (sqlglot.errors.ParseError, ValueError):
         kind = None
     if kind is not None and kind.is_type(*_TEXT):

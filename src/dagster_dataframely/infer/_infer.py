@@ -16,7 +16,12 @@ from ._database import Database, database, read_columns
 from ._profile import profile_frame, profile_sql
 from ._render import render
 
-COMMAND = "dagster-dataframely infer"
+ABOUT = (
+    "Written by `dagster-dataframely infer`: each column's type is the one "
+    "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
+    "are declared. Comments marked `proposed` come from a profile of today's rows: "
+    "assumptions, not rules, until a person adopts them."
+)
 
 
 def infer_schema(
@@ -56,7 +61,7 @@ def infer_schema(
     else:
         with database(connection, dialect) as db:
             inferred = _table(db, str(table), profile=profile)
-    return render(inferred, schema_name or class_name(inferred.name), command=COMMAND)
+    return render(inferred, schema_name or class_name(inferred.name), about=ABOUT)
 
 
 def _table(db: Database, name: str, *, profile: bool) -> InferredTable:

@@ -12,19 +12,20 @@ import textwrap
 from typing import Any
 
 from .._writing.columns import ColumnType, DtypeError, polars_column_type
-from .._writing.layout import INDENT, Module, call, comment, formatted
+from .._writing.layout import INDENT, Module, call, comment, docstring, formatted
 from .._writing.literals import literal, string
 from .._writing.names import attribute_name, identifier
 from ._columns import InferredColumn, InferredTable, Profile
 from ._profile import FEW_VALUES
 
 
-def render(table: InferredTable, class_name: str, *, command: str) -> str:
-    """The module text: imports, and the class with one declaration per column."""
+def render(table: InferredTable, class_name: str, *, about: str) -> str:
+    """The module text: imports, and the class with one declaration per column and one
+    method per rule; `about` is the module docstring's paragraph on where it comes from."""
     module = Module(third_party={"import dataframely as dy"})
-    taken: set[str] = set()
+    taken: set[str] = {rule.name for rule in table.rules}
     keyed = any(column.primary_key for column in table.columns)
-    body: list[str] = []
+    body = [line for note in table.notes for line in comment(note, INDENT)]
     for column in table.columns:
         kind = _column_type(column)
         if isinstance(kind, str):
@@ -34,17 +35,42 @@ def render(table: InferredTable, class_name: str, *, command: str) -> str:
         if profile is not None:
             body += _proposals(column, profile, keyed)
         body += _declaration(column, kind, module, taken)
-    notes = [f"# {note}" for note in table.notes]
-    header = _header(class_name, table, command)
-    lines = [*header, "", module.import_block(), *notes, "", ""]
+    for rule in table.rules:
+        module.third_party.add("import polars as pl")
+        body += ["", f"{INDENT}@dy.rule()", f"{INDENT}def {rule.name}(cls) -> pl.Expr:"]
+        body += [*docstring(rule.doc, INDENT * 2), f"{INDENT * 2}return {rule.returned}"]
+    decorators = _decorators(table)
+    if decorators:
+        module.third_party.add("import dagster_dataframely as dd")
+    lines = [*_header(class_name, table, about), "", module.import_block(), "", "", *decorators]
     lines += [f"class {class_name}(dy.Schema):", *(body or [f"{INDENT}pass"])]
+    if table.replaces:
+        lines += ["", "", "#: The Dagster check that takes over each dbt test of the model."]
+        lines += ["DBT_TESTS = {"]
+        lines += [f"{INDENT}{string(t)}: {string(c)}," for t, c in table.replaces.items()]
+        lines += ["}"]
     return formatted("\n".join(lines) + "\n")
+
+
+def _decorators(table: InferredTable) -> list[str]:
+    """`@dd.warn(...)` for the rules of severity warn, `@dd.tolerate(...)` for each tolerance."""
+    lines = ["@" + call("dd.warn", [string(name) for name in table.warn], "")] if table.warn else []
+    for tolerated in table.tolerances:
+        args = [string(tolerated.rule)]
+        if tolerated.warn_above is not None:
+            args.append(f"warn_above={tolerated.warn_above}")
+        if tolerated.error_above is not None:
+            args.append(f"error_above={tolerated.error_above}")
+        lines.append("@" + call("dd.tolerate", args, ""))
+    return lines
 
 
 def _column_type(column: InferredColumn) -> ColumnType | str:
     """The column's Dataframely type, or why it has none."""
-    if column.dtype is None or column.unreadable is not None:
-        return column.unreadable or "polars cannot read it"
+    if column.unreadable is not None:
+        return column.unreadable
+    if column.dtype is None:
+        return ColumnType("Any")
     try:
         return polars_column_type(column.dtype)
     except DtypeError as error:
@@ -60,8 +86,13 @@ def _declaration(
         options.append("primary_key=True")
     elif column.nullable:
         options.append("nullable=True")
+    if column.unique:
+        options.append("unique=True")
     if kind.is_float:  # the database admits them: only a person may forbid them
         options += ["allow_inf=True", "allow_nan=True"]
+    if column.checks:
+        entries = [f"{string(key)}: {text}" for key, text in column.checks.items()]
+        options.append("check={" + ", ".join(entries) + "}")
     attribute = attribute_name(identifier(column.name, "column"), taken)
     if attribute != column.name:
         options.append(f"alias={string(column.name)}")
@@ -111,16 +142,10 @@ def _text(value: Any) -> str:
         return repr(value)
 
 
-def _header(class_name: str, table: InferredTable, command: str) -> list[str]:
-    text = (
-        f"Written by `{command}`: each column's type is the one dagster-dataframely's "
-        "sources read it with, and NOT NULL and primary-key constraints are declared. "
-        "Comments marked `proposed` come from a profile of today's rows: assumptions, not "
-        "rules, until a person adopts them."
-    )
+def _header(class_name: str, table: InferredTable, about: str) -> list[str]:
     return [
         f'"""Dataframely schema `{class_name}`, inferred from {table.where}.',
         "",
-        *textwrap.wrap(text, 88, break_on_hyphens=False, break_long_words=False),
+        *textwrap.wrap(about, 88, break_on_hyphens=False, break_long_words=False),
         '"""',
     ]

@@ -1,0 +1,159 @@
+"""`dd.infer.dbt_schemas` and `dagster-dataframely infer-dbt`: a dbt project's tests and
+contracts as Dataframely schemas, whose checks (by pushdown, in the DuckDB file dbt built)
+give the verdicts `dbt build` gave its tests on the same data."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+import pytest
+from dagster_duckdb import DuckDBResource
+from infer_dbt import dbt, project_with_tests
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import UnknownModelError, UnsupportedManifestError
+
+SCRIPT = Path(sys.executable).with_name("dagster-dataframely")
+#: dbt's test status -> the check outcome that means the same: (passed, severity if failed).
+SAME = {"pass": (True, None), "warn": (False, "WARN"), "fail": (False, "ERROR")}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The project, built and tested by `dbt build`; each test's status by its name."""
+    project = project_with_tests(tmp_path_factory.mktemp("dbt"))
+    dbt("build", project)  # some tests fail by design: the exit code says so
+    results = json.loads((project / "target" / "run_results.json").read_text())
+    statuses = {
+        r["unique_id"].split(".")[2]: r["status"]
+        for r in results["results"]
+        if r["unique_id"].startswith("test.")
+    }
+    return project, statuses
+
+
+def load(source: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "schema.py", "exec"), namespace)
+    return namespace
+
+
+def schema_of(namespace: dict[str, Any]) -> type[dy.Schema]:
+    return next(
+        v
+        for v in namespace.values()
+        if isinstance(v, type) and issubclass(v, dy.Schema) and v is not dy.Schema
+    )
+
+
+def test_the_checks_of_the_generated_schemas_give_dbts_verdicts(
+    built: tuple[Path, dict[str, str]],
+) -> None:
+    project, statuses = built
+    database = project.parent / "shop.duckdb"
+    with duckdb.connect(str(database), read_only=True) as connection:
+        sources = dd.infer.dbt_schemas(project / "target" / "manifest.json", connection=connection)
+    modules = {name: load(source) for name, source in sources.items()}
+
+    assets = [dg.AssetSpec(name) for name in modules]
+    checks = [
+        dd.schema_checks(
+            schema_of(module),
+            asset=name,
+            source=dd.sources.DuckDBTableSource(table=f"main.{name}"),
+        )
+        for name, module in modules.items()
+    ]
+    result = _run(assets, checks, database)
+    evaluations = {e.check_name: e for e in result}
+
+    compared = 0
+    for name, module in modules.items():
+        for test, check in module["DBT_TESTS"].items():
+            evaluation = evaluations[check]
+            severity = None if evaluation.passed else evaluation.severity.value
+            assert (evaluation.passed, severity) == SAME[statuses[test]], (name, test, check)
+            compared += 1
+    assert compared == 9  # every test but `relationships` and `recency`
+    assert {s for s in statuses.values()} == {"pass", "warn", "fail"}
+    engines = {
+        e.metadata["dy_engine"].value for e in result if e.check_name.endswith("nullability")
+    }
+    assert engines == {"duckdb"}  # read by pushdown
+    assert "relationships_orders_customer_id" in sources["orders"]  # listed, not dropped
+    assert "dbt test `dbt_utils_recency_orders" in sources["orders"]
+
+
+def _run(
+    assets: list[dg.AssetSpec], checks: list[dg.AssetChecksDefinition], database: Path
+) -> list[dg.AssetCheckEvaluation]:
+    """The checks' evaluations in one run of the checks alone (dbt built the tables)."""
+    defs = dg.Definitions(
+        assets=assets,
+        asset_checks=checks,
+        resources={"duckdb": DuckDBResource(database=str(database))},
+    )
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.all_asset_checks())
+    resolved = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("checks")
+    outcome = resolved.execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    return outcome.get_asset_check_evaluations()
+
+
+def test_without_a_warehouse_the_contract_gives_the_types(
+    built: tuple[Path, dict[str, str]],
+) -> None:
+    project, _ = built
+    manifest = project / "target" / "manifest.json"
+    sources = dd.infer.dbt_schemas(manifest, select=["cust*"])
+
+    assert list(sources) == ["customers"]
+    columns = schema_of(load(sources["customers"])).columns()
+    assert columns["customer_id"].dtype == pl.Int32() and not columns["customer_id"].nullable
+    assert columns["name"].dtype == pl.String() and columns["name"].nullable
+
+
+def test_a_model_not_in_the_manifest_names_the_closest(built: tuple[Path, dict[str, str]]) -> None:
+    project, _ = built
+    with pytest.raises(UnknownModelError, match=r"no model 'order'\. Did you mean orders\?"):
+        dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["order"])
+
+
+def test_a_manifest_of_an_old_dbt_is_refused_with_the_fix(tmp_path: Path) -> None:
+    old = tmp_path / "manifest.json"
+    schema = "https://schemas.getdbt.com/dbt/manifest/v8.json"
+    old.write_text(json.dumps({"metadata": {"dbt_schema_version": schema}, "nodes": {}}))
+    with pytest.raises(UnsupportedManifestError, match=r"v8\.json.*v9 to v12.*dbt parse"):
+        dd.infer.dbt_schemas(old)
+
+
+def test_the_cli_writes_one_module_per_selected_model(
+    built: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    project, _ = built
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    command = [str(SCRIPT), "infer-dbt", str(project / "target" / "manifest.json")]
+    options = ["--select", "orders", "--duckdb", str(project.parent / "shop.duckdb")]
+    result = subprocess.run(
+        [*command, *options, "--output-dir", str(tmp_path / "schemas")],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+
+    assert result.returncode == 0, result.stderr
+    assert [p.name for p in (tmp_path / "schemas").iterdir()] == ["orders.py"]
+    module = load((tmp_path / "schemas" / "orders.py").read_text())
+    assert module["DBT_TESTS"]["not_null_orders_order_id"] == "dy_rule__order_id__nullability"

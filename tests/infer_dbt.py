@@ -5,6 +5,7 @@ suite runs offline, so `dbt deps` cannot fetch the real one)."""
 from __future__ import annotations
 
 import os
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -76,14 +77,12 @@ having max({{ field }}) < current_date - {{ interval }}
 """
 
 
-def project_with_tests(folder: Path) -> Path:
-    """The shop project with `SCHEMA_YML`'s tests, parsed in `folder`; it builds into
-    `folder / "shop.duckdb"`."""
-    import shutil
-
+def project_with_tests(folder: Path, schema_yml: str = SCHEMA_YML) -> Path:
+    """The shop project with `schema_yml` (default: `SCHEMA_YML`'s tests), parsed in
+    `folder`; it builds into `folder / "shop.duckdb"`."""
     project = folder / "dbt_project"
     shutil.copytree(PROJECT, project)
-    (project / "models" / "schema.yml").write_text(SCHEMA_YML)
+    (project / "models" / "schema.yml").write_text(schema_yml)
     utils = project / "dbt_packages" / "dbt_utils"
     (utils / "macros").mkdir(parents=True)
     (utils / "dbt_project.yml").write_text(DBT_UTILS_PROJECT)

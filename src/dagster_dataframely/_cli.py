@@ -73,7 +73,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     dbt.add_argument("--select", "-s", nargs="+", help="model names or globs (default: all)")
     dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
     dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
+    contract = commands.add_parser(
+        "dbt-contract",
+        help="Write a dbt model's enforced contract (YAML) from a Dataframely schema.",
+        description=(
+            "Print the schema.yml entry of a dbt model whose enforced contract declares the "
+            "schema's columns: data_type per dialect, not_null, unique and primary_key."
+        ),
+    )
+    contract.add_argument("schema", help="the schema, as package.module:Schema")
+    contract.add_argument("--model", help="the dbt model's name (default: the class's)")
+    contract.add_argument("--dialect", default="duckdb", help="dbt's adapter (default: duckdb)")
+    contract.add_argument("--output", "-o", type=Path, help="write the YAML to this file")
     args = parser.parse_args(argv)
+    if args.command == "dbt-contract":
+        return _dbt_contract(args)
     if args.command == "infer":
         return _infer(args)
     if args.command == "infer-dbt":
@@ -116,6 +130,21 @@ def _infer_dbt(args: argparse.Namespace) -> int:
     for path in write_modules(sources, args.output_dir):
         print(f"Wrote {path}", file=sys.stderr)
     return 0
+
+
+def _dbt_contract(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import dbt_contract
+
+    try:
+        text = dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect)
+    except _ImportFailure as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except DagsterDataframelyError as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    return _written(text, args.output)
 
 
 @contextmanager

@@ -2,11 +2,13 @@
 
 `infer_schema` writes Dataframely source for a table as the package's sources read it;
 proposals learned from its rows are comments, never rules. `dbt_schemas` writes one schema
-module per dbt model from its tests and contract. The console script's `infer` and
-`infer-dbt` subcommands print them.
+module per dbt model from its tests and contract, and `dbt_contract` the reverse: a model's
+enforced contract from a schema. The console script's `infer`, `infer-dbt` and
+`dbt-contract` subcommands print them.
 """
 
+from ._contract import dbt_contract
 from ._dbt import dbt_schemas
 from ._infer import infer_schema
 
-__all__ = ["dbt_schemas", "infer_schema"]
+__all__ = ["dbt_contract", "dbt_schemas", "infer_schema"]

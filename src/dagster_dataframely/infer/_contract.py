@@ -9,6 +9,7 @@ with): a dtype no SQL type reads back as is refused, never written as a near mis
 from __future__ import annotations
 
 from collections.abc import Iterator
+from typing import Any
 
 import dataframely as dy
 import polars as pl
@@ -91,7 +92,7 @@ def _data_type(schema: type[dy.Schema], name: str, dtype: pl.DataType, dialect: 
     )
 
 
-def _candidates(dtype: pl.DataType | type[pl.DataType]) -> Iterator[str]:
+def _candidates(dtype: Any) -> Iterator[str]:
     if isinstance(dtype, pl.Decimal):
         yield f"DECIMAL({dtype.precision}, {dtype.scale})"
     elif isinstance(dtype, pl.List):

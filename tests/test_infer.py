@@ -3,9 +3,6 @@ and used to check the same table in a real run (every check passes, the column s
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -14,13 +11,13 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
+from console import dagster_dataframely
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import TableNotFoundError
 
-SCRIPT = Path(sys.executable).with_name("dagster-dataframely")
 ORDERS = """
 CREATE TYPE mood AS ENUM ('calm', 'busy');
 CREATE TABLE orders (
@@ -192,19 +189,11 @@ def test_a_missing_table_names_the_closest_tables(shop: Path) -> None:
         dd.infer_schema("order", connection=connection)
 
 
-def run(*args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    return subprocess.run(
-        [str(SCRIPT), *args], cwd=cwd, env=env, capture_output=True, text=True, timeout=300
-    )
-
-
 def test_the_cli_writes_the_schema_and_names_a_missing_table(shop: Path, tmp_path: Path) -> None:
     target = tmp_path / "orders_schema.py"
-    written = run(
-        "infer", "orders", "--duckdb", str(shop), "--profile", "-o", str(target), cwd=tmp_path
-    )
-    missing = run("infer", "ordrs", "--duckdb", str(shop), cwd=tmp_path)
+    options = ["--duckdb", str(shop), "--profile", "-o", str(target)]
+    written = dagster_dataframely("infer", "orders", *options, cwd=tmp_path)
+    missing = dagster_dataframely("infer", "ordrs", "--duckdb", str(shop), cwd=tmp_path)
 
     assert written.returncode == 0, written.stderr
     assert "# proposed" in target.read_text()

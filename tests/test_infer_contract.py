@@ -4,21 +4,17 @@ for a schema that says otherwise."""
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dataframely as dy
 import pytest
 import yaml
+from console import dagster_dataframely
 from dbt_shop import ShopCustomers, ShopOrders
 from infer_dbt import dbt, project_with_tests
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import UnsupportedSchemaError
-
-SCRIPT = Path(sys.executable).with_name("dagster-dataframely")
 
 
 def contracts(**schemas: type[dy.Schema]) -> str:
@@ -63,16 +59,8 @@ def test_the_cli_prints_the_contract(tmp_path: Path) -> None:
         "import dataframely as dy\n\n\nclass Customers(dy.Schema):\n"
         "    customer_id = dy.Int32(primary_key=True)\n    name = dy.String(nullable=True)\n"
     )
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    result = subprocess.run(
-        [str(SCRIPT), "dbt-contract", "shop_schemas:Customers", "--dialect", "postgres"],
-        cwd=tmp_path,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    options = ["--dialect", "postgres"]
+    result = dagster_dataframely("dbt-contract", "shop_schemas:Customers", *options, cwd=tmp_path)
 
     assert result.returncode == 0, result.stderr
     (model,) = yaml.safe_load(result.stdout)["models"]

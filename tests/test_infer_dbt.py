@@ -5,9 +5,6 @@ give the verdicts `dbt build` gave its tests on the same data."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -16,13 +13,13 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
+from console import dagster_dataframely
 from dagster_duckdb import DuckDBResource
 from infer_dbt import dbt, project_with_tests
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import UnknownModelError, UnsupportedManifestError
 
-SCRIPT = Path(sys.executable).with_name("dagster-dataframely")
 #: dbt's test status -> the check outcome that means the same: (passed, severity if failed).
 SAME = {"pass": (True, None), "warn": (False, "WARN"), "fail": (False, "ERROR")}
 
@@ -141,17 +138,10 @@ def test_the_cli_writes_one_module_per_selected_model(
     built: tuple[Path, dict[str, str]], tmp_path: Path
 ) -> None:
     project, _ = built
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    command = [str(SCRIPT), "infer-dbt", str(project / "target" / "manifest.json")]
+    manifest = str(project / "target" / "manifest.json")
     options = ["--select", "orders", "--duckdb", str(project.parent / "shop.duckdb")]
-    result = subprocess.run(
-        [*command, *options, "--output-dir", str(tmp_path / "schemas")],
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=300,
-        check=False,
-    )
+    output = ["--output-dir", str(tmp_path / "schemas")]
+    result = dagster_dataframely("infer-dbt", manifest, *options, *output, cwd=tmp_path)
 
     assert result.returncode == 0, result.stderr
     assert [p.name for p in (tmp_path / "schemas").iterdir()] == ["orders.py"]

@@ -118,6 +118,10 @@ def test_without_a_warehouse_the_contract_gives_the_types(
     columns = schema_of(load(sources["customers"])).columns()
     assert columns["customer_id"].dtype == pl.Int32() and not columns["customer_id"].nullable
     assert columns["name"].dtype == pl.String() and columns["name"].nullable
+    # No contract: the columns are `dy.Any`, the tests still hold (`unique` as a check).
+    orders = schema_of(load(dd.infer.dbt_schemas(manifest, select=["orders"])["orders"]))
+    assert type(orders.columns()["order_id"]) is dy.Any
+    assert "order_id|check__unique" in [r.name for r in dd.wiring.rules(orders)]
 
 
 def test_a_model_not_in_the_manifest_names_the_closest(built: tuple[Path, dict[str, str]]) -> None:

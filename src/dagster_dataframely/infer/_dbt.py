@@ -40,6 +40,8 @@ ABOUT = (
 #: dbt counts the rows its test query returns; for these tests that is one row per failing
 #: value or group, where Dataframely counts failing rows.
 _GROUPED = {"unique", "accepted_values", "unique_combination_of_columns"}
+#: `not_null` of a column of unknown type (`dy.Any`, which has no `nullable=`).
+NOT_NULL = "lambda col: col.is_not_null()"
 
 
 def dbt_schemas(
@@ -112,13 +114,17 @@ def _declared(
 ) -> InferredColumn:
     """A column as the model's contract declares it."""
     dtype = None if data_type is None else contract_dtype(data_type, adapter)
+    nullable = "not_null" not in constraints and name not in model.primary_key
+    if data_type is None:  # `dy.Any`: only a check can say `not_null`
+        checks = {} if nullable else {"not_null": NOT_NULL}
+        return InferredColumn(name=name, dtype=None, declared="no data_type", checks=checks)
     return InferredColumn(
         name=name,
         dtype=dtype,
-        declared=data_type or "no data_type",
-        nullable="not_null" not in constraints and name not in model.primary_key,
+        declared=data_type,
+        nullable=nullable,
         primary_key=name in model.primary_key,
-        unreadable=None if data_type is None else unreadable(dtype, data_type, adapter),
+        unreadable=unreadable(dtype, data_type, adapter),
     )
 
 
@@ -178,10 +184,15 @@ class _Translation:
         """The Dataframely rule name that decides the test, None where none does."""
         column = test.column
         if test.kind == "not_null" and column:
+            if self._column(column).dtype is None:  # `dy.Any` has no `nullable=`
+                return self._check(column, "not_null", NOT_NULL)
             self.columns[column] = replace(self._column(column), nullable=False)
             return f"{column}|nullability"
         if test.kind == "unique" and column:
-            self.columns[column] = replace(self._column(column), unique=True)
+            found = self._column(column)
+            if found.dtype is None:  # `dy.Any` has no `unique=`: the same test as a check
+                return self._check(column, "unique", "lambda col: col.is_unique() | col.is_null()")
+            self.columns[column] = replace(found, unique=True)
             return f"{column}|unique"
         if test.kind == "accepted_values" and column:
             return self._accepted(test, column)
@@ -200,9 +211,14 @@ class _Translation:
                 return None
         else:
             values = [str(v) for v in values]
+        return self._check(
+            column, "accepted_values", f"lambda col: col.is_in({literal(values).text})"
+        )
+
+    def _check(self, column: str, name: str, text: str) -> str:
+        """A `check=` entry of `column` (its key made unique), and the rule's name."""
         found = self._column(column)
-        key = unique_name("accepted_values", set(found.checks))
-        text = f"lambda col: col.is_in({literal(values).text})"
+        key = unique_name(name, set(found.checks))
         self.columns[column] = replace(found, checks={**found.checks, key: text})
         return f"{column}|check__{key}"
 

@@ -82,11 +82,12 @@ def _declaration(
 ) -> list[str]:
     """`attribute = dy.Kind(...)`."""
     options = []
-    if column.primary_key:
+    typed = kind.kind != "Any"  # `dy.Any` takes no nullable=, primary_key=, unique=
+    if typed and column.primary_key:
         options.append("primary_key=True")
-    elif column.nullable:
+    elif typed and column.nullable:
         options.append("nullable=True")
-    if column.unique:
+    if typed and column.unique:
         options.append("unique=True")
     if kind.is_float:  # the database admits them: only a person may forbid them
         options += ["allow_inf=True", "allow_nan=True"]

@@ -61,7 +61,9 @@ def infer_schema(
     else:
         with database(connection, dialect) as db:
             inferred = _table(db, str(table), profile=profile)
-    return render(inferred, schema_name or class_name(inferred.name), about=ABOUT)
+    # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
+    name = inferred.name.lower() if inferred.name.isupper() else inferred.name
+    return render(inferred, schema_name or class_name(name), about=ABOUT)
 
 
 def _table(db: Database, name: str, *, profile: bool) -> InferredTable:

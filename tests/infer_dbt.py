@@ -17,6 +17,7 @@ models:
   - name: customers
     config:
       contract: {enforced: true}
+      tags: [core]
     columns:
       - name: customer_id
         data_type: integer

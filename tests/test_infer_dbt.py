@@ -115,6 +115,7 @@ def test_without_a_warehouse_the_contract_gives_the_types(
     sources = dd.infer.dbt_schemas(manifest, select=["cust*"])
 
     assert list(sources) == ["customers"]
+    assert dd.infer.dbt_schemas(manifest, select=["tag:core"]) == sources  # dbt's selector
     columns = schema_of(load(sources["customers"])).columns()
     assert columns["customer_id"].dtype == pl.Int32() and not columns["customer_id"].nullable
     assert columns["name"].dtype == pl.String() and columns["name"].nullable

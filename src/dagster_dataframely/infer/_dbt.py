@@ -86,7 +86,7 @@ def _warehouse(connection: Any, dialect: str) -> Iterator[Database | None]:
 def _table(model: DbtModel, manifest: Manifest, db: Database | None) -> InferredTable:
     if db is not None:
         _, read, _ = read_columns(db, model.relation)
-        columns = {column.name: column for column in read}
+        columns = {column.name: _constrained(column, model) for column in read}
         where = f"dbt model `{model.name}` ({model.relation})"
     else:
         columns = {
@@ -126,6 +126,15 @@ def _declared(
         primary_key=name in model.primary_key,
         unreadable=unreadable(dtype, data_type, adapter),
     )
+
+
+def _constrained(column: InferredColumn, model: DbtModel) -> InferredColumn:
+    """A column read from the warehouse, with what the model's contract declares of it (a
+    contract not enforced does not make the table declare its constraints)."""
+    declared = model.columns.get(column.name)
+    keyed = column.primary_key or column.name in model.primary_key
+    not_null = declared is not None and "not_null" in declared.constraints
+    return replace(column, nullable=column.nullable and not not_null, primary_key=keyed)
 
 
 def contract_dtype(data_type: str, adapter: str) -> pl.DataType | None:

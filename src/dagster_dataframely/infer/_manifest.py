@@ -58,6 +58,7 @@ class DbtModel:
     enforced: bool
     primary_key: Sequence[str]
     tests: list[DbtTest] = field(default_factory=list)
+    tags: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -66,19 +67,24 @@ class Manifest:
     models: Mapping[str, DbtModel]
 
     def select(self, names: Sequence[str] | None) -> list[DbtModel]:
-        """The models `names` selects (a name, or a glob such as `stg_*`; None: all)."""
+        """The models `names` selects, each a name, a glob such as `stg_*`, or as in dbt's
+        selector syntax `tag:<tag>` (None: all)."""
         if not names:
             return list(self.models.values())
         chosen: dict[str, DbtModel] = {}
         for name in names:
-            found = fnmatch.filter(self.models, name)
+            if name.startswith("tag:"):
+                tag = name.removeprefix("tag:")
+                found = [m for m, model in self.models.items() if tag in model.tags]
+            else:
+                found = fnmatch.filter(self.models, name)
             if not found:
                 close = difflib.get_close_matches(name, list(self.models), n=3)
                 hint = f" Did you mean {', '.join(close)}?" if close else ""
                 raise UnknownModelError(
                     f"The dbt manifest has no model {name!r}.{hint} Select one of its "
-                    f"{len(self.models)} models by name (or a glob such as 'stg_*'); "
-                    "re-run `dbt parse` if the model is new."
+                    f"{len(self.models)} models by name (or a glob such as 'stg_*', or "
+                    "'tag:<tag>'); re-run `dbt parse` if the model is new."
                 )
             chosen |= {model: self.models[model] for model in found}
         return list(chosen.values())
@@ -138,6 +144,7 @@ def _model(node: Mapping[str, Any]) -> DbtModel:
         enforced=bool((node.get("contract") or {}).get("enforced")),
         primary_key=keyed,
         tests=[],
+        tags=frozenset(node.get("tags") or ()),
     )
 
 

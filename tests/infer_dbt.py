@@ -39,6 +39,7 @@ models:
         data_tests: [not_null, unique]
       - name: customer_id
         data_tests:
+          - not_null
           - relationships: {arguments: {to: "ref('customers')", field: customer_id}}
           - dbt_utils.expression_is_true:
               arguments: {expression: "<= 2"}

@@ -5,6 +5,7 @@ give the verdicts `dbt build` gave its tests on the same data."""
 from __future__ import annotations
 
 import json
+from importlib import import_module
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from infer_dbt import dbt, project_with_tests
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import UnknownModelError, UnsupportedManifestError
+from dagster_dataframely.infer._dbt import write_modules
 
 #: dbt's test status -> the check outcome that means the same: (passed, severity if failed).
 SAME = {"pass": (True, None), "warn": (False, "WARN"), "fail": (False, "ERROR")}
@@ -53,41 +55,61 @@ def schema_of(namespace: dict[str, Any]) -> type[dy.Schema]:
 
 
 def test_the_checks_of_the_generated_schemas_give_dbts_verdicts(
-    built: tuple[Path, dict[str, str]],
+    built: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     project, statuses = built
     database = project.parent / "shop.duckdb"
     with duckdb.connect(str(database), read_only=True) as connection:
         sources = dd.infer.dbt_schemas(project / "target" / "manifest.json", connection=connection)
-    modules = {name: load(source) for name, source in sources.items()}
+    write_modules(sources, tmp_path / "shop_schemas")  # as `infer-dbt --output-dir` writes
+    monkeypatch.syspath_prepend(str(tmp_path))
+    modules = {name: import_module(f"shop_schemas.{name}") for name in sources}
+    relationships = modules.pop("relationships")
 
-    assets = [dg.AssetSpec(name) for name in modules]
+    def source(name: str) -> dd.sources.DuckDBTableSource:
+        return dd.sources.DuckDBTableSource(table=f"main.{name}")
+
     checks = [
-        dd.schema_checks(
-            schema_of(module),
-            asset=name,
-            source=dd.sources.DuckDBTableSource(table=f"main.{name}"),
-        )
+        dd.schema_checks(schema_of(vars(module)), asset=name, source=source(name))
         for name, module in modules.items()
     ]
-    result = _run(assets, checks, database)
-    evaluations = {e.check_name: e for e in result}
+    checks.append(
+        dd.collection_checks(
+            relationships.OrdersRelationships,
+            members={"orders": "orders", "customers": "customers"},
+            sources={"orders": source("orders"), "customers": source("customers")},
+            skip_schema_checks=["orders", "customers"],
+        )
+    )
+    result = _run([dg.AssetSpec(name) for name in modules], checks, database)
+    evaluations = {(e.asset_key.to_user_string(), e.check_name): e for e in result}
 
-    compared = 0
-    for name, module in modules.items():
-        for test, check in module["DBT_TESTS"].items():
-            evaluation = evaluations[check]
-            severity = None if evaluation.passed else evaluation.severity.value
-            assert (evaluation.passed, severity) == SAME[statuses[test]], (name, test, check)
-            compared += 1
-    assert compared == 9  # every test but `relationships` and `recency`
+    taken_over = {
+        test: (name, check)
+        for name, module in modules.items()
+        for test, check in module.DBT_TESTS.items()
+    }
+    # The relationships test is the filter its name (without the trailing `_`) names.
+    (relationship,) = [test for test in statuses if test.startswith("relationships_")]
+    taken_over[relationship] = ("orders", f"dy_filter__{relationship.rstrip('_')}")
+    for test, (name, check) in taken_over.items():
+        evaluation = evaluations[name, check]
+        severity = None if evaluation.passed else evaluation.severity.value
+        assert (evaluation.passed, severity) == SAME[statuses[test]], (name, test, check)
+    assert len(taken_over) == len(statuses) - 1  # every test but `recency`
     assert {s for s in statuses.values()} == {"pass", "warn", "fail"}
     engines = {
         e.metadata["dy_engine"].value for e in result if e.check_name.endswith("nullability")
     }
     assert engines == {"duckdb"}  # read by pushdown
-    assert "relationships_orders_customer_id" in sources["orders"]  # listed, not dropped
-    assert "dbt test `dbt_utils_recency_orders" in sources["orders"]
+    assert "dbt test `dbt_utils_recency_orders" in sources["orders"]  # listed, not dropped
+    # The unique combination of two never-null columns is the composite primary key.
+    assert [
+        n for n, c in schema_of(vars(modules["orders"])).columns().items() if c.primary_key
+    ] == [
+        "order_id",
+        "customer_id",
+    ]
 
 
 def _run(
@@ -149,6 +171,6 @@ def test_the_cli_writes_one_module_per_selected_model(
     result = dagster_dataframely("infer-dbt", manifest, *options, *output, cwd=tmp_path)
 
     assert result.returncode == 0, result.stderr
-    assert [p.name for p in (tmp_path / "schemas").iterdir()] == ["orders.py"]
+    assert sorted(p.name for p in (tmp_path / "schemas").iterdir()) == ["__init__.py", "orders.py"]
     module = load((tmp_path / "schemas" / "orders.py").read_text())
     assert module["DBT_TESTS"]["not_null_orders_order_id"] == "dy_rule__order_id__nullability"

@@ -29,6 +29,7 @@ from ..sources._sql_query import polars_dtype
 from ._columns import InferredColumn, InferredTable, Tolerated, WrittenRule
 from ._database import Database, database, read_columns, unreadable
 from ._manifest import DbtModel, DbtTest, Manifest, read_manifest
+from ._relationships import MODULE, Relationship, relationships, render_collections
 from ._render import render
 
 ABOUT = (
@@ -68,10 +69,34 @@ def dbt_schemas(
     read = read_manifest(Path(manifest))
     models = read.select(select)
     with _warehouse(connection, dialect or read.adapter) as db:
-        return {
-            model.name: render(_table(model, read, db), class_name(model.name), about=ABOUT)
-            for model in models
-        }
+        tables = {model.name: _table(model, read, db) for model in models}
+    kept, refused = relationships({m.name: m.tests for m in models}, tables)
+    sources = {}
+    for model in models:
+        table = tables[model.name]
+        notes = [*table.notes, *_relationship_notes(model, kept, refused)]
+        sources[model.name] = render(
+            replace(table, notes=notes), class_name(model.name), about=ABOUT
+        )
+    if kept:
+        sources[MODULE] = render_collections(kept)
+    return sources
+
+
+def _relationship_notes(
+    model: DbtModel, kept: list[Relationship], refused: dict[str, str]
+) -> list[str]:
+    notes = [
+        f"dbt test `{r.test.name}` is a filter of {class_name(r.model)}Relationships in "
+        f"{MODULE}.py."
+        for r in kept
+        if r.model == model.name
+    ]
+    return notes + [
+        f"Not translated: dbt test `{test.name}` (relationships): {refused[test.name]}."
+        for test in model.tests
+        if test.name in refused
+    ]
 
 
 @contextlib.contextmanager
@@ -172,14 +197,11 @@ class _Translation:
         self.replaced: dict[str, str] = {}
 
     def add(self, test: DbtTest) -> None:
+        if test.kind == "relationships":  # a collection's filter (`_relationships`)
+            return
         rule = self._translated(test)
         if rule is None:
-            hint = (
-                " (check it across tables with dd.collection_checks)"
-                if test.kind == "relationships"
-                else ""
-            )
-            self.notes.append(f"Not translated: dbt test `{test.name}` ({test.label}){hint}.")
+            self.notes.append(f"Not translated: dbt test `{test.name}` ({test.label}).")
             return
         self.replaced[test.name] = check_name(rule)
         self._severity(test, rule)
@@ -306,8 +328,11 @@ def _number(value: Any) -> int | float | None:
 
 
 def write_modules(sources: dict[str, str], folder: Path) -> list[Path]:
-    """Each model's source as `<model>.py` in `folder` (made if missing)."""
+    """Each model's source as `<model>.py` in `folder` (made if missing), a package: the
+    relationships module imports the others relatively."""
     folder.mkdir(parents=True, exist_ok=True)
+    if not (folder / "__init__.py").exists():
+        (folder / "__init__.py").write_text("")
     written = []
     for name, source in sources.items():
         path = folder / f"{identifier(name, 'model')}.py"

@@ -116,6 +116,7 @@ def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
     )
     assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
     assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
+    assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
     # The declared primary key is the key: no other column is proposed as one.
     assert not any("primary_key" in line for line in proposals)
     rules = lambda source: [r.name for r in dd.wiring.rules(load(source, "Orders"))]  # noqa: E731
@@ -137,6 +138,9 @@ def test_a_parquet_file_becomes_a_schema_its_checks_pass_on(tmp_path: Path) -> N
 
     assert dtypes(schema) == dict(pl.read_parquet(path).schema)
     assert "# proposed (3 rows, unique, never null): primary_key=True" in source  # `at`
+    # `value` holds a NaN: only infinities are proposed away, in the same polars pass.
+    assert "allow_nan=False" not in source
+    assert "# proposed (3 rows, no infinity): allow_inf=False" in source
     outcomes = checked(schema, dd.sources.ParquetSource(str(path)), {})
     assert outcomes and all(outcomes.values()), outcomes
 
@@ -152,11 +156,12 @@ CREATE TABLE sales.invoices (
     code char(2),
     issued_at timestamptz,
     reference uuid,
+    rate float8,
     PRIMARY KEY (invoice_id, line)
 );
 INSERT INTO sales.invoices VALUES
-    (1, 1, 10.00, 'EUR', 'ab', '2024-01-01 10:00+00', gen_random_uuid()),
-    (1, 2, 2.50, 'USD', NULL, NULL, NULL);
+    (1, 1, 10.00, 'EUR', 'ab', '2024-01-01 10:00+00', gen_random_uuid(), 'NaN'),
+    (1, 2, 2.50, 'USD', NULL, NULL, NULL, 'Infinity');
 """
 
 
@@ -164,6 +169,9 @@ def test_a_postgres_table_becomes_a_schema_its_checks_pass_on(postgres: Postgres
     with postgres.connect() as connection:
         connection.execute(POSTGRES_TABLE)
         source = dd.infer_schema("sales.invoices", connection=connection, dialect="postgres")
+        profiled = dd.infer_schema(
+            "sales.invoices", connection=connection, dialect="postgres", profile=True
+        )
     schema = load(source, "Invoices")
 
     columns = schema.columns()
@@ -172,6 +180,10 @@ def test_a_postgres_table_becomes_a_schema_its_checks_pass_on(postgres: Postgres
     assert dtypes(schema)["total"] == pl.Decimal(12, 2)
     assert not columns["currency"].nullable and columns["code"].nullable
     assert "reference" not in columns and "# reference: uuid has no Dataframely" in source
+    # Counted in PostgreSQL: a NaN and an infinity, so neither is proposed away; two
+    # currencies under the C collation (byte order, as polars compares).
+    assert "allow_nan=False" not in profiled and "allow_inf=False" not in profiled
+    assert 'col.is_in(["EUR", "USD"])' in profiled
     outcomes = checked(
         schema,
         dd.sources.SQLTableSource(

@@ -22,6 +22,8 @@ class Profile:
         minimum: Its smallest value (numbers only), None where not read.
         maximum: Its largest value (numbers only), None where not read.
         values: Its distinct values, sorted, where there are few of them (text only).
+        nans: Its NaN values (floats only), None where not counted.
+        infinities: Its infinite values (floats only), None where not counted.
     """
 
     rows: int
@@ -30,6 +32,8 @@ class Profile:
     minimum: Any = None
     maximum: Any = None
     values: tuple[Any, ...] | None = None
+    nans: int | None = None
+    infinities: int | None = None
 
 
 @dataclass(frozen=True)

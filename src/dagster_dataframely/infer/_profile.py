@@ -1,5 +1,6 @@
-"""Profiles of a table's columns: nulls, distinct values, range and the few values of a text
-column, counted in one aggregate query inside the database (or one polars pass over a file).
+"""Profiles of a table's columns: nulls, distinct values, range, a float's NaN and infinities
+and the few values of a text column, counted in one aggregate query inside the database (or
+one polars pass over a file); the dialect writes NaN and infinity tests as it does for rules.
 
 A profile only ever becomes a comment beside a declaration (`_render`): a rule learned from
 today's data is an assumption, for a person to adopt or not.
@@ -13,7 +14,7 @@ import polars as pl
 from sqlglot import exp
 
 from .._engine.sql.columns import TableFacts
-from .._engine.sql.dialects import DIALECTS
+from .._engine.sql.dialects import DIALECTS, infinite
 from ._columns import InferredColumn, Profile
 
 #: A text column with at most this many distinct values is proposed `is_in`.
@@ -61,6 +62,11 @@ def profile_sql(
         if _ranged(column.dtype):
             aggregates.append(exp.alias_(exp.Min(this=value.copy()), f"lo{index}", quoted=True))
             aggregates.append(exp.alias_(exp.Max(this=value.copy()), f"hi{index}", quoted=True))
+        if column.dtype.is_float():
+            nan = sql_dialect.count_where(sql_dialect.is_nan(value.copy()))
+            inf = sql_dialect.count_where(infinite(value.copy()))
+            aggregates += [exp.alias_(nan, f"nan{index}", quoted=True)]
+            aggregates += [exp.alias_(inf, f"inf{index}", quoted=True)]
     query = exp.select(*aggregates).from_(rows.subquery(_ROWS))
     counts = run(query.sql(dialect=dialect)).row(0, named=True)
     total = int(counts["rows"])
@@ -87,8 +93,14 @@ def profile_sql(
             minimum=counts.get(f"lo{index}"),
             maximum=counts.get(f"hi{index}"),
             values=values,
+            nans=counts.get(f"nan{index}"),
+            infinities=counts.get(f"inf{index}"),
         )
     return profiles
+
+
+def _count(value: object) -> int | None:
+    return value if isinstance(value, int) else None
 
 
 def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dict[str, Profile]:
@@ -103,6 +115,9 @@ def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dic
             exprs.append(value.drop_nulls().n_unique().alias(f"d{index}"))
         if _ranged(column.dtype):
             exprs += [value.min().alias(f"lo{index}"), value.max().alias(f"hi{index}")]
+        if column.dtype.is_float():
+            exprs.append(value.is_nan().sum().alias(f"nan{index}"))
+            exprs.append(value.is_infinite().sum().alias(f"inf{index}"))
         if _texts(column.dtype):
             few = value.drop_nulls().cast(pl.String).unique().sort().head(FEW_VALUES + 1)
             exprs.append(few.implode().alias(f"v{index}"))
@@ -120,5 +135,7 @@ def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dic
             minimum=counts.get(f"lo{index}"),
             maximum=counts.get(f"hi{index}"),
             values=tuple(listed) if listable and isinstance(listed, list) else None,
+            nans=_count(counts.get(f"nan{index}")),
+            infinities=_count(counts.get(f"inf{index}")),
         )
     return profiles

@@ -129,6 +129,10 @@ def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[st
                 f"{len(profile.values)} value{'s' if len(profile.values) > 1 else ''}",
             )
         )
+    if profile.nans == 0:
+        found.append(("allow_nan=False", "no NaN"))
+    if profile.infinities == 0:
+        found.append(("allow_inf=False", "no infinity"))
     if profile.minimum is not None and profile.minimum >= 0:
         found.append(("min=0", f"values {profile.minimum} to {profile.maximum}"))
     rows = f"{profile.rows:,} row{'s' if profile.rows > 1 else ''}"

@@ -17,7 +17,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import duckdb
 import polars as pl
 from sqlglot import exp
 
@@ -171,6 +170,8 @@ def contract_dtype(data_type: str, adapter: str) -> pl.DataType | None:
     except Exception:
         return None
     if adapter == "duckdb":
+        import duckdb  # an optional reader: imported where it is used
+
         probe = exp.select(exp.alias_(exp.cast(exp.Null(), built), "c")).sql(dialect="duckdb")
         with duckdb.connect() as connection:
             try:

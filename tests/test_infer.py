@@ -145,6 +145,23 @@ def test_a_parquet_file_becomes_a_schema_its_checks_pass_on(tmp_path: Path) -> N
     assert outcomes and all(outcomes.values()), outcomes
 
 
+def test_a_delta_table_becomes_a_schema_its_checks_pass_on(tmp_path: Path) -> None:
+    path = tmp_path / "events"
+    frame = pl.DataFrame({"event_id": [1, 2], "kind": ["open", None]})
+    frame.write_delta(str(path))
+
+    schema = load(dd.infer_schema(path), "Events")
+
+    assert dtypes(schema) == dict(frame.schema)
+    outcomes = checked(schema, dd.sources.DeltaSource(str(path)), {})
+    assert outcomes and all(outcomes.values()), outcomes
+
+
+def test_a_path_that_holds_no_table_says_what_to_give(tmp_path: Path) -> None:
+    with pytest.raises(TableNotFoundError, match=r"parquet '.*missing.parquet'.*--duckdb FILE"):
+        dd.infer_schema(tmp_path / "missing.parquet")
+
+
 POSTGRES_TABLE = """
 CREATE SCHEMA IF NOT EXISTS sales;
 DROP TABLE IF EXISTS sales.invoices;

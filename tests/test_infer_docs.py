@@ -4,6 +4,7 @@ the dbt examples with the suite's dbt project standing in for the reader's."""
 from __future__ import annotations
 
 import io
+import os
 import re
 import sys
 from contextlib import redirect_stdout
@@ -77,7 +78,7 @@ def test_the_dbt_examples_write_the_schemas_and_attach_them_to_the_dbt_assets(
     monkeypatch.chdir(tmp_path)  # shop.duckdb, as the examples name it
     monkeypatch.setenv("SHOP_DUCKDB_PATH", str(tmp_path / "shop.duckdb"))
     monkeypatch.setenv("DBT_PROFILES_DIR", str(project))
-    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}:{__import__('os').environ['PATH']}")
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     infer, attach = blocks(executed=False)
 
     namespace: dict[str, object] = {"__name__": "page", "MANIFEST": manifest}

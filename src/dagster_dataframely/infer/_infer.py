@@ -54,7 +54,10 @@ def infer_schema(
         profile: Propose nullability, a primary key, `is_in` and `min` from today's rows.
 
     Raises:
-        TableNotFoundError: The database cannot read the table, or the path holds none.
+        TableNotFoundError: The database cannot read the table (the message names the
+            closest tables it has), or the path holds none.
+        InvalidSourceError: The table name does not parse in the dialect, or a connection
+            that is not DuckDB's comes without `dialect`.
     """
     if connection is None:
         inferred = _file(Path(table), profile=profile)

@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_WHOLE = {
     "docs/collections.md": "tests/test_collection_docs.py",
     "docs/sources.md": "tests/test_sources_dbt.py",
+    "docs/infer.md": "tests/test_infer_docs.py",
 }
 PAGES = sorted(
     page

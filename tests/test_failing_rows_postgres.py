@@ -42,7 +42,9 @@ def _run(
         resources={"warehouse": PostgresResource(conninfo=server.conninfo_for(user))},
     )
     instance = dg.DagsterInstance.ephemeral()
-    result = defs.resolve_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
+    result = defs.resolve_job_def("checks").execute_in_process(
+        instance=instance, raise_on_error=False
+    )
     return instance, result
 
 

@@ -28,8 +28,6 @@ LAYERS: list[set[str]] = [
 #: The one import that runs up, lazily: the engine takes a Pandera model wherever it takes a
 #: schema, and translates it on first use.
 LAZY_UPWARD = {("dagster_dataframely._engine.schemas", "dagster_dataframely.pandera")}
-#: The console script's former entry point, which installs made before it moved still call.
-FORMER_ENTRY_POINT = {("dagster_dataframely.pandera._cli", "dagster_dataframely._cli")}
 
 
 def module_name(path: Path) -> str:
@@ -90,7 +88,7 @@ def test_no_import_runs_back_up_the_tree() -> None:
         for target in targets
         if part(target) != part(module)
         and layer(target) >= layer(module)
-        and (module, target) not in LAZY_UPWARD | FORMER_ENTRY_POINT
+        and (module, target) not in LAZY_UPWARD
     )
     assert upward == []
 

@@ -14,6 +14,8 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from polars.testing import assert_frame_equal
 from support import evaluations, materialization, materialized, step_error
 
@@ -170,6 +172,39 @@ def test_a_warn_rules_tolerance_needs_no_quarantine(tmp_path: Path, kind: str) -
     assert email.metadata["dy_failed_count"].value == 3
     assert email.metadata["dy_tolerance"].value == "warn above 5 rows"
     assert email.metadata["dy_tolerance_margin"].value == 2
+
+
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    negative=st.integers(0, 40),
+    bad_emails=st.integers(0, 40),
+    limit=st.one_of(st.integers(0, 40), st.sampled_from(["0%", "5%", "12.5%", "30%", "100%"])),
+)
+def test_the_breaker_trips_exactly_when_dataframely_counts_more_rows_than_the_tolerance(
+    tmp_path_factory: pytest.TempPathFactory, negative: int, bad_emails: int, limit: Any
+) -> None:
+    tmp_path = tmp_path_factory.mktemp("breaker")
+    frame = payments(negative=negative, bad_emails=bad_emails)
+    _, failure = Payments.filter(frame, cast=False)
+    counts = failure.counts()
+    tolerance = dd.Tolerance(error_above=limit)
+    assert tolerance.error_above is not None
+    allowed = tolerance.error_above.rows(frame.height)
+
+    result = materialize(
+        tmp_path, frame, "eager", quarantine=True, tolerate={"amount|min": tolerance}
+    )
+
+    trips = counts.get("amount|min", 0) > allowed
+    invalid = frame.height - Payments.filter(frame, cast=False)[0].height
+    assert result.success is (not trips and invalid < frame.height)
+    assert stored(tmp_path, "payments_quarantine").height == invalid
+    table = tmp_path / "store" / "payments.parquet"
+    assert table.exists() is (not trips and invalid < frame.height)
+    if trips:
+        assert step_error(result)[0] == "ValidationAbortError"
 
 
 def test_without_a_quarantine_an_error_rules_tolerance_is_refused_at_definition() -> None:

@@ -3,10 +3,14 @@
 is written; above it the run fails with `ValidationAbortError`, the quarantine written and the
 table left as it was. Without a quarantine a tolerance on an `"error"` rule is refused when the
 asset is defined; one on a `"warn"` rule is not. Each run returns a `pl.DataFrame` and a
-`pl.LazyFrame` scan (which the gate never collects)."""
+`pl.LazyFrame` scan (which the gate never collects); the breaker is also checked against
+Dataframely's own counts (a property test) and in a CLI run with the multiprocess executor."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -230,3 +234,57 @@ def test_a_quarantine_or_a_warn_rule_makes_the_tolerance_acceptable() -> None:
         dd.asset(Contacts),
     ):
         assert isinstance(accepted(orders), dg.AssetsDefinition)
+
+
+# ------------------------- the CLI, each step in its own process ------------------------- #
+
+CLI_DEFS = """
+import os
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import dagster_dataframely as dd
+
+@dd.tolerate("amount|min", error_above="10%")
+class Payments(dy.Schema):
+    id = dy.Int64(primary_key=True)
+    amount = dy.Int64(min=0)
+
+@dd.asset(Payments, quarantine=True)
+def payments() -> pl.LazyFrame:
+    return pl.scan_parquet(os.environ["SHOP_SOURCE"])
+
+@dg.asset(deps=["payments"])
+def payment_count(payments: pl.LazyFrame) -> pl.DataFrame:
+    return payments.select(pl.len()).collect()
+
+defs = dg.Definitions(
+    assets=[payments, payment_count],
+    resources={"io_manager": dd.ParquetIOManager(base_dir=os.environ["SHOP_WAREHOUSE"])},
+)
+"""
+
+
+def test_the_breaker_stops_a_cli_run_with_the_multiprocess_executor(tmp_path: Path) -> None:
+    (tmp_path / "home").mkdir()
+    (tmp_path / "shop_defs.py").write_text(CLI_DEFS)
+    source = tmp_path / "source.parquet"
+    payments(negative=30).drop("email").write_parquet(source)
+    env = {
+        **os.environ,
+        "DAGSTER_HOME": str(tmp_path / "home"),
+        "SHOP_SOURCE": str(source),
+        "SHOP_WAREHOUSE": str(tmp_path / "store"),
+    }
+    command = [sys.executable, "-m", "dagster", "asset", "materialize", "-f", "shop_defs.py"]
+
+    done = subprocess.run(
+        [*command, "--select", "payments*"], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+
+    assert done.returncode != 0
+    assert "multiprocess" in done.stderr
+    assert "ValidationAbortError" in done.stderr and "circuit breaker" in done.stderr
+    assert stored(tmp_path, "payments_quarantine").height == 30
+    assert not (tmp_path / "store" / "payments.parquet").exists()
+    assert not (tmp_path / "store" / "payment_count.parquet").exists()  # downstream never ran

@@ -163,7 +163,8 @@ class ColumnSchemaError(DagsterDataframelyError):
 
 
 class ValidationAbortError(DagsterDataframelyError):
-    """Rows failed `"error"` rules and the asset does not quarantine: nothing was written.
+    """Rows failed `"error"` rules and the asset does not quarantine, or (the circuit breaker)
+    failed them on more rows than their tolerance allows: nothing was written to the table.
 
     Attributes:
         counts: rule name -> failed rows, for the `"error"` rules that failed.

@@ -11,6 +11,8 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import dataframely as dy
 import polars as pl
@@ -22,9 +24,15 @@ _DIGITS = 12
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def schema_version(schema: type[dy.Schema], *, warn: tuple[str, ...] = ()) -> str:
-    """The first hex digits of the sha256 of `schema`'s columns, rules and severities."""
-    severity = {rule.name: rule.severity for rule in rules(schema, warn=warn)}
+def schema_version(
+    schema: type[dy.Schema],
+    *,
+    warn: tuple[str, ...] = (),
+    tolerate: Mapping[str, Any] | None = None,
+) -> str:
+    """The first hex digits of the sha256 of `schema`'s columns, rules and severities (read
+    with the asset's `tolerate`, which may lift a schema tolerance a `warn` would refuse)."""
+    severity = {rule.name: rule.severity for rule in rules(schema, warn=warn, tolerate=tolerate)}
     document = {
         "columns": [
             [name, str(column.dtype), column.nullable, column.primary_key]
@@ -40,10 +48,14 @@ def schema_version(schema: type[dy.Schema], *, warn: tuple[str, ...] = ()) -> st
 
 
 def code_version(
-    schema: type[dy.Schema], *, warn: tuple[str, ...] = (), user: str | None = None
+    schema: type[dy.Schema],
+    *,
+    warn: tuple[str, ...] = (),
+    tolerate: Mapping[str, Any] | None = None,
+    user: str | None = None,
 ) -> str:
     """The asset's code version: the user's (if any), then `schema.<hash>`."""
-    version = f"schema.{schema_version(schema, warn=warn)}"
+    version = f"schema.{schema_version(schema, warn=warn, tolerate=tolerate)}"
     return version if user is None else f"{user}+{version}"
 
 

@@ -17,7 +17,7 @@ from typing import Any
 import dataframely as dy
 import polars as pl
 
-from .catalogue import rules
+from .catalogue import Rule, rules
 from .dataframely_internals import rule_expressions
 
 _DIGITS = 12
@@ -30,16 +30,17 @@ def schema_version(
     warn: tuple[str, ...] = (),
     tolerate: Mapping[str, Any] | None = None,
 ) -> str:
-    """The first hex digits of the sha256 of `schema`'s columns, rules and severities (read
-    with the asset's `tolerate`, which may lift a schema tolerance a `warn` would refuse)."""
-    severity = {rule.name: rule.severity for rule in rules(schema, warn=warn, tolerate=tolerate)}
+    """The first hex digits of the sha256 of `schema`'s columns, rules, severities and
+    tolerances (the asset's `tolerate` over the schema's): a tolerance decides what a gated
+    asset writes. A rule without one hashes as it did before tolerances existed."""
+    catalogue = {rule.name: rule for rule in rules(schema, warn=warn, tolerate=tolerate)}
     document = {
         "columns": [
             [name, str(column.dtype), column.nullable, column.primary_key]
             for name, column in schema.columns().items()
         ],
         "rules": [
-            [name, _expression(expr), severity[name]]
+            [name, _expression(expr), catalogue[name].severity, *_tolerance(catalogue[name])]
             for name, expr in rule_expressions(schema).items()
         ],
     }
@@ -57,6 +58,10 @@ def code_version(
     """The asset's code version: the user's (if any), then `schema.<hash>`."""
     version = f"schema.{schema_version(schema, warn=warn, tolerate=tolerate)}"
     return version if user is None else f"{user}+{version}"
+
+
+def _tolerance(rule: Rule) -> list[str]:
+    return [] if rule.tolerance is None else [str(rule.tolerance)]
 
 
 def _expression(expr: pl.Expr) -> str:

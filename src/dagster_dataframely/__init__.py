@@ -9,6 +9,7 @@ from types import ModuleType
 
 from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
+from ._engine.table_checks import ExpectFresh, ExpectRows, expect_fresh, expect_rows
 from ._engine.tolerance import Tolerance, tolerate
 from ._gated.asset import asset
 from ._sidecar.checks_job import checks_job
@@ -19,6 +20,8 @@ from ._sidecar.with_schemas import with_schemas
 from .io import ParquetIOManager
 
 __all__ = [
+    "ExpectFresh",
+    "ExpectRows",
     "ParquetIOManager",
     "SchemaChecksComponent",
     "Tolerance",
@@ -27,6 +30,8 @@ __all__ = [
     "collection_checks",
     "data",
     "errors",
+    "expect_fresh",
+    "expect_rows",
     "pandera",
     "schema_checks",
     "sources",

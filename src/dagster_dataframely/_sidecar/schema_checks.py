@@ -27,10 +27,12 @@ from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
+from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
 from .._engine.tolerance import overrides
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
+from ..sources._partitions import partition_end
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -52,6 +54,8 @@ def schema_checks(
     partitions_def: dg.PartitionsDefinition | None = None,
     source: SourceLike | None = None,
     read_dtypes: ReadDtypes | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -82,6 +86,11 @@ def schema_checks(
     back to the declared ones, and only those; each cast is reported on `dy_schema__columns`,
     and a value the cast would change or lose fails it. The default, `"strict"`, never casts.
 
+    `expect_rows` (`dd.ExpectRows(min=, max=)`) and `expect_fresh` (`dd.ExpectFresh(column,
+    within=)`) replace the schema's `dd.expect_rows` and `dd.expect_fresh` for this asset:
+    the checks `dy_table__row_count` and `dy_table__freshness`, of the run's partition for a
+    partitioned asset, freshness measured from a time partition's end, else from now.
+
     Example:
         ```python
         defs = dg.Definitions(
@@ -101,6 +110,7 @@ def schema_checks(
         max_failure_samples=max_failure_samples,
     )
     read: ReadDtypes = resolve("read_dtypes", read_dtypes)
+    table_checks = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
     specs = check_specs(
         dy_schema,
         asset=key,
@@ -110,6 +120,8 @@ def schema_checks(
         schema_rules=settings.schema_rules,
         blocking=blocking,
         partitions_def=partitions_def or _partitions_of(asset),
+        expect_rows=table_checks.rows,
+        expect_fresh=table_checks.fresh,
     )
 
     @dg.multi_asset_check(
@@ -135,6 +147,8 @@ def schema_checks(
                 checks=names,
                 read_dtypes=read,
                 pushdown=table.pushdown,
+                table=table_checks,
+                reference=partition_end(context),
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.

@@ -19,6 +19,7 @@ from .._checks.asset_keys import closest_keys, listed_keys, parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.table_checks import ExpectFresh, ExpectRows
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
 from .checks_job import checks_job as dd_checks_job
@@ -42,13 +43,17 @@ def with_schemas(
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
     read_dtypes: ReadDtypes | None = None,
     checks_job: str | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
     A key is an `AssetKey` or its user string (`"raw/orders"` for `["raw", "orders"]`). Every
     named asset shows its schema in the Columns tab and gets `dd.schema_checks` with the given
     settings (`warn` and `tolerate` name rules or columns of every schema named here); a
-    partitioned asset's checks take its `partitions_def` unless one is given.
+    partitioned asset's checks take its `partitions_def` unless one is given. `expect_rows`
+    and `expect_fresh` replace the table checks of every schema named here (a schema
+    declares its own with `dd.expect_rows`, `dd.expect_fresh`).
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
@@ -124,6 +129,8 @@ def with_schemas(
             partitions_def=partitions_def or specs[key].partitions_def,
             source=sources[key],
             read_dtypes=read_dtypes,
+            expect_rows=expect_rows,
+            expect_fresh=expect_fresh,
         )
         for key, schema in by_key.items()
         if key not in by_collection

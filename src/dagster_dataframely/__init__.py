@@ -11,6 +11,7 @@ from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
 from ._engine.table_checks import ExpectFresh, ExpectRows, expect_fresh, expect_rows
 from ._engine.tolerance import Tolerance, tolerate
+from ._engine.trends import Trends
 from ._gated.asset import asset
 from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
@@ -25,6 +26,7 @@ __all__ = [
     "ParquetIOManager",
     "SchemaChecksComponent",
     "Tolerance",
+    "Trends",
     "asset",
     "checks_job",
     "collection_checks",

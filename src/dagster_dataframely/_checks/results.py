@@ -23,6 +23,7 @@ from .asset_keys import parse_asset_key
 from .specs import Check, plan
 from .table_results import SEVERITY as _SEVERITY
 from .table_results import table_results
+from .trend_results import TrendHistory, trend_results
 from .verdicts import Verdict
 
 if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
@@ -98,12 +99,14 @@ def schema_results(
     pushdown: SQLTable | None = None,
     table: TableChecks = NO_TABLE_CHECKS,
     reference: datetime | None = None,
+    trend: TrendHistory | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
     casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
     `pushdown` (the same rows in a database), the rules are evaluated there. The `table`
-    checks (volume, freshness from `reference`) are judged from the same evaluation."""
+    checks (volume, freshness from `reference`) and the `trend` are judged from the same
+    evaluation."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
@@ -125,6 +128,7 @@ def schema_results(
     yield from table_results(
         table, evaluation, asset_key=asset_key, reference=reference, checks=checks
     )
+    yield from trend_results(trend, evaluation, catalogue, asset_key=asset_key, checks=checks)
 
 
 def evaluate_schema(

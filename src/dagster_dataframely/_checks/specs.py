@@ -19,12 +19,14 @@ from .._engine.naming import (
     FRESHNESS_CHECK,
     ROW_COUNT_CHECK,
     SCHEMA_RULES_CHECK,
+    TRENDS_CHECK,
     column_check_name,
     guard_check_names,
 )
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
+from .._engine.trends import Trends
 from .asset_keys import parse_asset_key
 
 _MAX_DESCRIPTION = 600
@@ -89,10 +91,11 @@ def check_specs(
     partitions_def: dg.PartitionsDefinition | None = None,
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """A spec for every check `schema` defines on `asset`, the column-schema check first,
     the table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`
-    for this asset) last.
+    for this asset) and the trend check (`trends`) last.
 
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
     `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
@@ -127,7 +130,19 @@ def check_specs(
             )
         )
     table = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
-    return specs + table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+    specs += table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
+    if trend is not None:
+        specs.append(
+            check_spec(
+                TRENDS_CHECK,
+                asset=key,
+                description=trend.description,
+                blocking=trend.severity == "error" if blocking is None else blocking,
+                partitions_def=partitions_def,
+            )
+        )
+    return specs
 
 
 def table_specs(

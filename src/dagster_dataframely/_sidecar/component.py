@@ -94,10 +94,10 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     managers: one asset check per rule.
 
     `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, expect_rows,
-    expect_fresh, blocking, check_granularity, schema_rules, max_failure_samples, name, source,
-    partitions_def, read_dtypes}`; the settings beside `checks` apply to every entry that does
-    not set its own. `checks_job: <name>` adds a job that runs the file's checks alone, for
-    `dg launch --job <name>`.
+    expect_fresh, trends, blocking, check_granularity, schema_rules, max_failure_samples, name,
+    source, partitions_def, read_dtypes}`; the settings beside `checks` apply to every entry
+    that does not set its own. `checks_job: <name>` adds a job that runs the file's checks
+    alone, for `dg launch --job <name>`.
     """
 
     checks: Sequence[SchemaCheck]
@@ -225,6 +225,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 tolerate=entry.tolerate,
                 expect_rows=entry.expect_rows,
                 expect_fresh=entry.expect_fresh,
+                trends=entry.trends,
                 **self._settings(entry),
                 partitions_def=entry.partitions_def
                 or self.partitions_def

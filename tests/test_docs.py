@@ -513,6 +513,9 @@ STATED: dict[str, Expectation] = {
     "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=`": Run(
         {"sales": 50}, failed={"dy_table__freshness": WARN}
     ),
+    "docs/tolerances.md: Trends: `trends=dd.Trends(...)`": Run(
+        {"sales": 50}, failed={"dy_table__row_count": WARN}
+    ),
     "docs/tolerances.md: Errors at definition time #2": _prints(
         "The freshness check of schema Sales names column 'amount' of dtype Int64: freshness "
         "reads a dy.Datetime or dy.Date column."

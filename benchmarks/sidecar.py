@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 from _measure import child_figures, dispatch, interleaved, load_average, measured
@@ -159,60 +160,62 @@ def main(rows: list[int], repeat: int, methods: list[str], baseline: str | None)
     if methods != ["sidecar", "filter"]:
         _compare(rows, repeat, methods, baseline)
         return
+    rows_by_size: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
+    header = (
+        f"{'schema':6} {'rows':>6} | {'sidecar s':>9} {'filter s':>9} {'ratio':>6} | "
+        f"{'sidecar MB':>10} {'filter MB':>10} {'ratio':>6} | {'above imports MB':>17}"
+    )
+    print(header)
+    print("-" * len(header))
+    for count, path in _tables(rows):
+        for name in TARGETS:
+            medians = _median_runs(name, path, repeat, ["sidecar", "filter"], None)
+            side, base = medians["sidecar"], medians["filter"]
+            rows_by_size.setdefault(name, {})[count] = {"sidecar": side, "filter": base}
+            print(
+                f"{name:6} {count // 1_000_000:>5}M | {side['seconds']:9.2f} "
+                f"{base['seconds']:9.2f} {side['seconds'] / base['seconds']:6.2f} | "
+                f"{side['peak_mb']:10.0f} {base['peak_mb']:10.0f} "
+                f"{side['peak_mb'] / base['peak_mb']:6.2f} | "
+                f"{side['above_start_mb']:7.0f} vs {base['above_start_mb']:7.0f}",
+                flush=True,
+            )
+    _verdict(rows_by_size, rows)
+
+
+def _tables(rows: list[int]) -> Iterator[tuple[int, Path]]:
+    """A generated parquet table of each size in `rows`, deleted after its turn."""
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
-        rows_by_size: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
-        header = (
-            f"{'schema':6} {'rows':>6} | {'sidecar s':>9} {'filter s':>9} {'ratio':>6} | "
-            f"{'sidecar MB':>10} {'filter MB':>10} {'ratio':>6} | {'above imports MB':>17}"
-        )
-        print(header)
-        print("-" * len(header))
         for count in rows:
             path = Path(directory) / f"events_{count}.parquet"
             generate(path, count)
-            for name in TARGETS:
-                medians = _median_runs(name, path, repeat, ["sidecar", "filter"], None)
-                side, base = medians["sidecar"], medians["filter"]
-                rows_by_size.setdefault(name, {})[count] = {"sidecar": side, "filter": base}
-                print(
-                    f"{name:6} {count // 1_000_000:>5}M | {side['seconds']:9.2f} "
-                    f"{base['seconds']:9.2f} {side['seconds'] / base['seconds']:6.2f} | "
-                    f"{side['peak_mb']:10.0f} {base['peak_mb']:10.0f} "
-                    f"{side['peak_mb'] / base['peak_mb']:6.2f} | "
-                    f"{side['above_start_mb']:7.0f} vs {base['above_start_mb']:7.0f}",
-                    flush=True,
-                )
+            yield count, path
             path.unlink()
-        _verdict(rows_by_size, rows)
 
 
 def _compare(rows: list[int], repeat: int, methods: list[str], baseline: str | None) -> None:
     """Each of `methods` side by side, CPU and peak memory against the first method."""
-    with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
-        header = (
-            f"{'schema':6} {'rows':>6} {'method':16} | {'s':>7} {'cpu s':>7} {'peak MB':>8} | "
-            f"vs {methods[0]}"
-        )
-        print(f"load average before: {load_average()}")
-        print(header)
-        print("-" * len(header))
-        for count in rows:
-            path = Path(directory) / f"events_{count}.parquet"
-            generate(path, count)
-            for name in TARGETS:
-                medians = _median_runs(name, path, repeat, methods, baseline)
-                assert len({m["failed"] for m in medians.values()}) == 1, medians
-                first = medians[methods[0]]
-                for method, m in medians.items():
-                    print(
-                        f"{name:6} {count // 1_000_000:>5}M {method:16} | {m['seconds']:7.2f} "
-                        f"{m['cpu_seconds']:7.2f} {m['peak_mb']:8.0f} | cpu "
-                        f"{m['cpu_seconds'] / first['cpu_seconds']:.3f}x, peak "
-                        f"{m['peak_mb'] / first['peak_mb']:.3f}x",
-                        flush=True,
-                    )
-            path.unlink()
-        print(f"load average after: {load_average()}; medians of {repeat} interleaved runs")
+    header = (
+        f"{'schema':6} {'rows':>6} {'method':16} | {'s':>7} {'cpu s':>7} {'peak MB':>8} | "
+        f"vs {methods[0]}"
+    )
+    print(f"load average before: {load_average()}")
+    print(header)
+    print("-" * len(header))
+    for count, path in _tables(rows):
+        for name in TARGETS:
+            medians = _median_runs(name, path, repeat, methods, baseline)
+            assert len({m["failed"] for m in medians.values()}) == 1, medians
+            first = medians[methods[0]]
+            for method, m in medians.items():
+                print(
+                    f"{name:6} {count // 1_000_000:>5}M {method:16} | {m['seconds']:7.2f} "
+                    f"{m['cpu_seconds']:7.2f} {m['peak_mb']:8.0f} | cpu "
+                    f"{m['cpu_seconds'] / first['cpu_seconds']:.3f}x, peak "
+                    f"{m['peak_mb'] / first['peak_mb']:.3f}x",
+                    flush=True,
+                )
+    print(f"load average after: {load_average()}; medians of {repeat} interleaved runs")
 
 
 def _verdict(results: dict[str, dict[int, dict[str, dict[str, float]]]], rows: list[int]) -> None:

@@ -46,14 +46,7 @@ def _volume(rows: ExpectRows, count: int, asset_key: dg.AssetKey) -> dg.AssetChe
         metadata["dy_assessment"] = (
             f"failed at severity {SEVERITY[rows.severity].value}: {count:,} rows, expected {rows}"
         )
-    return dg.AssetCheckResult(
-        check_name=ROW_COUNT_CHECK,
-        asset_key=asset_key,
-        passed=passed,
-        severity=SEVERITY[rows.severity],
-        description=f"The table holds {rows}.",
-        metadata=metadata,
-    )
+    return _result(ROW_COUNT_CHECK, rows, f"The table holds {rows}.", passed, metadata, asset_key)
 
 
 def _freshness(
@@ -81,11 +74,23 @@ def _freshness(
                 f"failed at severity {severity}: the newest {fresh.column} is {age} old at "
                 f"{at.isoformat()}, more than {fresh.within}"
             )
+    return _result(FRESHNESS_CHECK, fresh, f"The {fresh}.", passed, metadata, asset_key)
+
+
+def _result(
+    name: str,
+    check: ExpectRows | ExpectFresh,
+    description: str,
+    passed: bool,
+    metadata: dict[str, Any],
+    asset_key: dg.AssetKey,
+) -> dg.AssetCheckResult:
+    """A table check's result, at the check's severity."""
     return dg.AssetCheckResult(
-        check_name=FRESHNESS_CHECK,
+        check_name=name,
         asset_key=asset_key,
         passed=passed,
-        severity=SEVERITY[fresh.severity],
-        description=f"The {fresh}.",
+        severity=SEVERITY[check.severity],
+        description=description,
         metadata=metadata,
     )

@@ -173,6 +173,28 @@ def test_per_asset_settings_replace_the_schemas(tmp_path: Path) -> None:
     assert checked[ROWS].metadata["dy_expected"].value == "at most 2 rows"
 
 
+def test_with_schemas_gives_every_named_asset_the_table_checks(tmp_path: Path) -> None:
+    @dg.asset
+    def orders() -> pl.DataFrame:
+        return _orders(5)
+
+    defs = dd.with_schemas(
+        dg.Definitions(
+            assets=[orders], resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
+        ),
+        {"orders": Orders},
+        expect_rows=dd.ExpectRows(max=4, severity="warn"),
+        trends=dd.Trends(),
+    )
+
+    result = dg.materialize([orders, *(defs.asset_checks or [])], resources=defs.resources)
+
+    checked = evaluations(result)
+    assert (checked[ROWS].passed, checked[ROWS].severity) == (False, WARN)
+    assert checked[FRESH].passed  # the schema's own, kept
+    assert checked["dy_table__trends"].passed  # no history yet
+
+
 def test_a_schema_without_table_checks_has_none() -> None:
     class Plain(dy.Schema):
         id = dy.Int64()
@@ -386,6 +408,21 @@ def test_the_component_takes_table_checks_per_entry(
     checked = evaluations(result)
     assert (checked[ROWS].passed, checked[ROWS].severity) == (False, WARN)
     assert checked[FRESH].passed
+
+
+def test_the_component_takes_trends_per_entry(sandbox: DefsFolderSandbox) -> None:
+    (sandbox.defs_folder_path / "assets.py").write_text(ORDERS_ASSET)
+    trends = {"window": 10, "k": 4, "severity": "error"}
+    scaffold_checks(sandbox, {"checks": [{"asset": "orders", "schema": SCHEMA, "trends": trends}]})
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+
+    specs = {spec.name: spec for checks in defs.asset_checks or [] for spec in checks.check_specs}
+    assert specs["dy_table__trends"].blocking
+    assert "median ± 4 * MAD of the last 10 evaluations" in (
+        specs["dy_table__trends"].description or ""
+    )
 
 
 def test_a_bad_table_check_in_yaml_names_the_file_and_the_entry(sandbox: DefsFolderSandbox) -> None:

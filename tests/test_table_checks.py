@@ -1,8 +1,9 @@
 """Table checks in real runs: the volume (`dy_table__row_count`) and the freshness of the data
 (`dy_table__freshness`) of a table, or of the run's partition, each a check of its own that
-fails at the severity declared, blocks downstream only at `ERROR`, and carries its figure as a
-number Dagster plots; on a parquet table through the IO manager and on a DuckDB table read
-through the resource (the newest timestamp found in the rules' one aggregate query)."""
+fails at the severity declared, blocks downstream only at `ERROR`, and carries its figure as
+a number each evaluation records; on a parquet table through the IO manager and on a DuckDB
+table read through the resource (the newest timestamp found in the rules' one aggregate
+query)."""
 
 from __future__ import annotations
 
@@ -87,7 +88,7 @@ SOURCES = pytest.mark.parametrize("source", ["parquet", "duckdb"])
 
 
 @SOURCES
-def test_volume_and_freshness_are_checks_of_their_own_with_figures_to_plot(
+def test_volume_and_freshness_are_checks_of_their_own_with_their_figures_as_numbers(
     tmp_path: Path, source: str
 ) -> None:
     newest = dt.datetime.now(UTC).replace(tzinfo=None, microsecond=0) - dt.timedelta(hours=2)

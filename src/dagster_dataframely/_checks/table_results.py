@@ -1,6 +1,6 @@
 """The table checks' results: `dy_table__row_count` and `dy_table__freshness`,
 judged from the figures of the rules' evaluation (its row count and the newest timestamp),
-each carried as a number Dagster plots (`dy_row_count`, `dy_age_seconds`).
+each carried as a number (`dy_row_count`, `dy_age_seconds`) the check's history lists.
 """
 
 from __future__ import annotations

@@ -91,11 +91,10 @@ def check_specs(
     partitions_def: dg.PartitionsDefinition | None = None,
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
-    trends: Trends | Mapping[str, Any] | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """A spec for every check `schema` defines on `asset`, the column-schema check first,
     the table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`
-    for this asset) and the trend check (`trends`) last.
+    for this asset) last.
 
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
     `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
@@ -130,19 +129,25 @@ def check_specs(
             )
         )
     table = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
-    specs += table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
-    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
-    if trend is not None:
-        specs.append(
-            check_spec(
-                TRENDS_CHECK,
-                asset=key,
-                description=trend.description,
-                blocking=trend.severity == "error" if blocking is None else blocking,
-                partitions_def=partitions_def,
-            )
-        )
-    return specs
+    return specs + table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+
+
+def trend_spec(
+    trends: Trends,
+    *,
+    asset: dg.AssetKey,
+    blocking: bool | None,
+    partitions_def: dg.PartitionsDefinition | None,
+) -> dg.AssetCheckSpec:
+    """The spec of the sidecar's trend check (it reads the instance, so only the sidecar has
+    one); blocking when it fails at `ERROR`, unless `blocking` says."""
+    return check_spec(
+        TRENDS_CHECK,
+        asset=asset,
+        description=trends.description,
+        blocking=trends.severity == "error" if blocking is None else blocking,
+        partitions_def=partitions_def,
+    )
 
 
 def table_specs(

@@ -21,7 +21,7 @@ from .._checks.asset_keys import AssetKeyLike, parse_asset_key
 from .._checks.graph_internals import guard
 from .._checks.history_internals import past_figures
 from .._checks.results import schema_results
-from .._checks.specs import check_specs
+from .._checks.specs import check_specs, trend_spec
 from .._checks.trend_results import TrendHistory
 from .._engine.evaluate import as_lazy
 from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
@@ -130,8 +130,11 @@ def schema_checks(
         partitions_def=partitions_def or _partitions_of(asset),
         expect_rows=table_checks.rows,
         expect_fresh=table_checks.fresh,
-        trends=trend,
     )
+    if trend is not None:
+        specs.append(
+            trend_spec(trend, asset=key, blocking=blocking, partitions_def=specs[0].partitions_def)
+        )
 
     @dg.multi_asset_check(
         name=name or step_name(key),

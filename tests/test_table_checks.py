@@ -16,10 +16,9 @@ import dataframely as dy
 import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
-from dagster_duckdb import DuckDBResource
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, load_error, logs, materialized, scaffold_checks
+from support import evaluations, load_error, logs, materialized, scaffold_checks, stored_table
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidTableCheckError
@@ -58,25 +57,8 @@ def downstream() -> None:
 def _run(tmp_path: Path, source: str, frame: pl.DataFrame, **checks: Any) -> Any:
     """Materialize `orders` (parquet through the IO manager, or a DuckDB table the asset
     writes itself), its checks with `checks` settings, and `downstream`."""
-    if source == "parquet":
-
-        @dg.asset(name="orders")
-        def stored() -> pl.DataFrame:
-            return frame
-
-        resources: dict[str, Any] = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
-        built = dd.schema_checks(Orders, asset=stored, **checks)
-    else:
-
-        @dg.asset(name="orders")
-        def stored(duckdb: DuckDBResource) -> None:  # type: ignore[misc]
-            with duckdb.get_connection() as connection:
-                connection.register("frame", frame.to_arrow())
-                connection.execute("create or replace table orders as select * from frame")
-
-        resources = {"duckdb": DuckDBResource(database=str(tmp_path / "shop.duckdb"))}
-        reader = dd.sources.DuckDBTableSource(table="orders")
-        built = dd.schema_checks(Orders, asset=stored, source=reader, **checks)
+    stored, resources, reader = stored_table(tmp_path, source, "orders", frame)
+    built = dd.schema_checks(Orders, asset=stored, **reader, **checks)
     instance = dg.DagsterInstance.ephemeral()
     result = dg.materialize(
         [stored, built, downstream], resources=resources, raise_on_error=False, instance=instance

@@ -5,23 +5,19 @@ persistent DAGSTER_HOME."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import datetime as dt
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import dagster as dg
 import dataframely as dy
 import pytest
 from postgres import PostgresResource, PostgresServer
-from support import evaluations, logs
+from support import dg_launch, evaluations, logs
 
 import dagster_dataframely as dd
 
 UTC = dt.timezone.utc
 ROWS, FRESH = "dy_table__row_count", "dy_table__freshness"
 DAYS = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="Europe/Berlin")
-VENV = Path(sys.executable).parent.parent
 
 
 @dd.expect_rows(min=3)
@@ -136,15 +132,9 @@ defs = dg.Definitions(
 def test_the_cli_checks_the_volume_and_freshness_of_the_partition_it_selects(
     tmp_path: Path,
 ) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
     (tmp_path / "location.py").write_text(LOCATION)
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
-    launched = subprocess.run(
-        [str(VENV / "bin" / "dg"), "launch", "--job", "events_checks", "--partition",
-         "2024-01-02", "-f", "location.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+
+    launched, home = dg_launch(tmp_path, "events_checks", partition="2024-01-02")
 
     assert launched.returncode == 0, (launched.stdout + launched.stderr)[-3000:]
     with dg.DagsterInstance.from_config(str(home)) as instance:

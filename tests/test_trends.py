@@ -5,9 +5,6 @@ of the last runs, at the severity chosen; per partition key for static partition
 the CLI's multiprocess executor over the same home."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
-import os
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
@@ -15,13 +12,13 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from support import dg_launch
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidTableCheckError
 
 TRENDS = "dy_table__trends"
 WARN, ERROR = dg.AssetCheckSeverity.WARN, dg.AssetCheckSeverity.ERROR
-VENV = Path(sys.executable).parent.parent
 
 
 class Orders(dy.Schema):
@@ -178,7 +175,6 @@ def test_the_cli_reads_the_history_its_home_holds(tmp_path: Path) -> None:
     home = tmp_path / "home"
     home.mkdir()
     (tmp_path / "location.py").write_text(LOCATION)
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
     location: dict[str, Any] = {"__file__": str(tmp_path / "location.py")}
     exec(compile(LOCATION, "location.py", "exec"), location)
     with dg.DagsterInstance.from_config(str(home)) as instance:
@@ -187,10 +183,7 @@ def test_the_cli_reads_the_history_its_home_holds(tmp_path: Path) -> None:
             location["defs"].resolve_job_def("orders_checks").execute_in_process(instance=instance)
 
     (tmp_path / "rows.txt").write_text("5000")
-    launched = subprocess.run(
-        [str(VENV / "bin" / "dg"), "launch", "--job", "orders_checks", "-f", "location.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+    launched, _ = dg_launch(tmp_path, "orders_checks")
 
     assert launched.returncode == 0, (launched.stdout + launched.stderr)[-3000:]
     with dg.DagsterInstance.from_config(str(home)) as instance:

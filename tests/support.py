@@ -158,3 +158,15 @@ def dg_launch(
         cwd=folder, env=env, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     return launched, home
+
+
+def materialize_project(sandbox: DefsFolderSandbox, tmp_path: Path) -> dg.ExecuteInProcessResult:
+    """Every asset and check of the sandbox's project, materialized in one run that stores
+    tables as parquet under `tmp_path`."""
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        return dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
+            raise_on_error=False,
+        )

@@ -18,7 +18,15 @@ import pytest
 from dagster.components.testing import DefsFolderSandbox
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, load_error, logs, materialized, scaffold_checks, stored_table
+from support import (
+    evaluations,
+    load_error,
+    logs,
+    materialize_project,
+    materialized,
+    scaffold_checks,
+    stored_table,
+)
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidTableCheckError
@@ -380,13 +388,7 @@ def test_the_component_takes_table_checks_per_entry(
     }
     scaffold_checks(sandbox, {"checks": [entry]})
 
-    with sandbox.build_component_tree() as tree:
-        defs = tree.build_defs()
-        result = dg.materialize(
-            [*(defs.assets or []), *(defs.asset_checks or [])],
-            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
-            raise_on_error=False,
-        )
+    result = materialize_project(sandbox, tmp_path)
 
     checked = evaluations(result)
     assert (checked[ROWS].passed, checked[ROWS].severity) == (False, WARN)

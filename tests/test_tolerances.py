@@ -16,7 +16,14 @@ import pytest
 from dagster.components.testing import DefsFolderSandbox
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, load_error, materialized, scaffold_checks, stored_table
+from support import (
+    evaluations,
+    load_error,
+    materialize_project,
+    materialized,
+    scaffold_checks,
+    stored_table,
+)
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidToleranceError
@@ -225,13 +232,7 @@ def test_the_component_takes_tolerances_per_entry(
         sandbox, {"checks": [{"asset": "orders", "schema": ORDERS, "tolerate": tolerate}]}
     )
 
-    with sandbox.build_component_tree() as tree:
-        defs = tree.build_defs()
-        result = dg.materialize(
-            [*(defs.assets or []), *(defs.asset_checks or [])],
-            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
-            raise_on_error=False,
-        )
+    result = materialize_project(sandbox, tmp_path)
 
     checked = evaluations(result)
     assert (checked["dy_rule__primary_key"].passed, checked["dy_rule__primary_key"].severity) == (

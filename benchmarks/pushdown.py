@@ -2,17 +2,20 @@
 loaded whole and `Schema.filter`.
 
     .venv/bin/python benchmarks/pushdown.py [--rows 20_000_000 ...] [--repeat 1]
-        [--methods pushdown streaming eager] [--primary-key] [--memory-limits none 256MB]
-        [--profile]
+        [--methods pushdown streaming eager pushdown+checks main:pushdown]
+        [--baseline-src ../main/src] [--primary-key] [--memory-limits none 256MB] [--profile]
 
-Writes generated orders (5 columns, 9 rules, no primary key unless `--primary-key`) to a
+Writes generated orders (6 columns, 10 rules, no primary key unless `--primary-key`) to a
 DuckDB file in a temporary directory, for each `--rows`, then measures, each in its own
 subprocess with the same imports:
 
 - pushdown: the evaluation `DuckDBTableSource(pushdown=True)` runs: one aggregate query and
   bounded sample queries in DuckDB;
 - streaming: `DuckDBTableSource(pushdown=False)`'s Arrow batches evaluated by polars;
-- eager: the table read whole (`connection.sql(...).pl()`), then `Schema.filter`.
+- eager: the table read whole (`connection.sql(...).pl()`), then `Schema.filter`;
+- pushdown+checks: pushdown with a tolerance on every rule, a row-count check and a freshness
+  check on `created_at` (issue 25: within 3% of pushdown's CPU and peak memory);
+- `main:<method>`: that method on the sources of `--baseline-src` (another checkout's `src`).
 
 `--memory-limits` runs each method once per DuckDB `memory_limit` ("none": DuckDB's default,
 80% of RAM), set as `DuckDBResource(connection_config={...})` sets it, spilling to the
@@ -31,8 +34,9 @@ from pathlib import Path
 from typing import Any
 
 from _measure import child_figures, dispatch, interleaved, load_average, measured
+from _table_checks import BASELINE, variant_env
 
-METHODS = ("pushdown", "streaming", "eager")
+METHODS = ("pushdown", "streaming", "eager", "pushdown+checks")
 NO_LIMIT = "none"
 
 
@@ -45,6 +49,7 @@ def schema(primary_key: bool = False) -> type:
         country = dy.String(nullable=True, min_length=2, max_length=2)  # 2 lengths
         amount = dy.Float64(nullable=True, min=0, max=10_000, allow_nan=True, allow_inf=True)
         quantity = dy.Int32(min=1, max=6)  # nullability, min, max
+        created_at = dy.Datetime()  # nullability; the freshness check's column
 
     return Orders
 
@@ -62,7 +67,8 @@ def generate(directory: Path, rows: int) -> Path:
                 'user' || (i % 100000) || '@example.com' AS email,
                 ['DE', 'FR', 'US', 'XX1'][(i % 4) + 1] AS country,
                 ((i % 20000) - 10)::DOUBLE AS amount,
-                ((i % 7) + 1)::INTEGER AS quantity
+                ((i % 7) + 1)::INTEGER AS quantity,
+                TIMESTAMP '2024-01-01' + TO_SECONDS(i) AS created_at
             FROM range({rows}) AS t(i)
             """
         )
@@ -80,16 +86,24 @@ def connect(path: str, memory_limit: str) -> Any:
 
 
 def measure(method: str, path: str, memory_limit: str, primary_key: str) -> dict[str, float]:
-    from dagster_dataframely._checks.results import evaluate_schema
-    from dagster_dataframely._engine.backends import backend_for
-    from dagster_dataframely._engine.catalogue import rules
+    import dagster as dg
+
+    from dagster_dataframely._checks.results import schema_results
     from dagster_dataframely._engine.settings import CheckSettings
     from dagster_dataframely.sources._duckdb import scan_duckdb
     from dagster_dataframely.sources._duckdb_pushdown import pushdown, relation
 
     checked = schema(primary_key == "1")
-    catalogue = rules(checked)
     settings = CheckSettings.resolve()
+    extra: dict[str, Any] = {}
+    if method == "pushdown+checks":
+        from _table_checks import checked_settings
+
+        from dagster_dataframely._engine.table_checks import TableChecks
+
+        given = checked_settings(checked, "created_at")
+        table_checks = TableChecks(rows=given["expect_rows"], fresh=given["expect_fresh"])
+        extra = {"tolerate": given["tolerate"], "table": table_checks}
     with measured() as figures, connect(path, memory_limit) as connection:
         if method == "eager":
             frame = connection.sql("SELECT * FROM orders").pl()
@@ -100,15 +114,17 @@ def measure(method: str, path: str, memory_limit: str, primary_key: str) -> dict
             with scan_duckdb(connection, rows.sql("duckdb")) as scan:
                 table = (
                     pushdown(connection, rows, lambda _: None, resource_key="duckdb")
-                    if method == "pushdown"
+                    if method.startswith("pushdown")
                     else None
                 )
-                evaluation = evaluate_schema(
-                    checked, scan, catalogue, settings, backend=backend_for(table)
-                )
-            failed = sum(evaluation.failed.values())
-            if method == "pushdown":
-                assert set(evaluation.engines.values()) == {"duckdb"}, evaluation.engines
+                key = dg.AssetKey("orders")
+                outcome = schema_results(checked, scan, key, settings, pushdown=table, **extra)
+                results = list(outcome)
+            counted = [r.metadata for r in results if "dy_failed_count" in r.metadata]
+            failed = sum(metadata["dy_failed_count"].value for metadata in counted)
+            if method.startswith("pushdown"):
+                engines = {metadata["dy_engine"].value for metadata in counted}
+                assert engines == {"duckdb"}, engines
     return {**figures, "failed": failed}
 
 
@@ -147,9 +163,12 @@ def main(args: argparse.Namespace) -> None:
                 profile(path, args.primary_key)
 
             def run(variant: str, path: Path = path) -> dict[str, float]:
-                method, limit = variant.split("@")
+                named, limit = variant.split("@")
+                method, env = variant_env(named, args.baseline_src)
                 key = str(int(args.primary_key))
-                return child_figures(__file__, method, str(path), limit, key, label=variant)
+                return child_figures(
+                    __file__, method, str(path), limit, key, label=variant, env=env
+                )
 
             medians = interleaved(variants, args.repeat, run)
             assert len({m["failed"] for m in medians.values()}) == 1, medians
@@ -183,7 +202,13 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, nargs="+", default=[20_000_000])
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=[*METHODS, *(BASELINE + m for m in METHODS[:3])],
+        default=list(METHODS[:3]),
+    )
+    parser.add_argument("--baseline-src", help="the src folder main: variants run on")
     parser.add_argument("--primary-key", action="store_true")
     parser.add_argument("--memory-limits", nargs="+", default=[NO_LIMIT])
     parser.add_argument("--profile", action="store_true")

@@ -1,13 +1,17 @@
 """Benchmark: the sidecar's evaluation vs reading the table and calling `Schema.filter`.
 
     .venv/bin/python benchmarks/sidecar.py [--rows 10_000_000 50_000_000]
+        [--methods sidecar filter sidecar+checks main:sidecar] [--baseline-src ../main/src]
 
 Writes parquet files of generated order events (polars, in a temporary directory that is
 deleted afterwards), then measures, each in its own subprocess with the same imports:
 
 - sidecar: `check_results` on the `pl.scan_parquet` scan `dd.ParquetIOManager` hands a
   check (an input typed `pl.LazyFrame`), i.e. what a `dd.schema_checks` step evaluates;
-- filter: `pl.read_parquet` + `Schema.filter(cast=False)` + `failure.counts()`.
+- filter: `pl.read_parquet` + `Schema.filter(cast=False)` + `failure.counts()`;
+- sidecar+checks: the sidecar with a tolerance on every rule, a row-count check and a
+  freshness check on `created_at` (issue 25: within 3% of the sidecar's CPU and peak memory);
+- `main:<method>`: that method on the sources of `--baseline-src` (another checkout's `src`).
 
 For each: seconds after imports, peak RSS of the process, and peak RSS above the RSS right
 after imports, each the median of `--repeat` runs. Two schemas: one without a primary key,
@@ -19,9 +23,11 @@ from __future__ import annotations
 
 import argparse
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
-from _measure import child_figures, dispatch, interleaved, measured
+from _measure import child_figures, dispatch, interleaved, load_average, measured
+from _table_checks import BASELINE, checked_settings, variant_env
 
 CHUNK = 5_000_000
 TARGETS = {
@@ -117,10 +123,11 @@ def measure(method: str, schema_name: str, path: str) -> dict[str, float]:
     # clock starts; it is Dagster's bookkeeping, not evaluation).
     context = dg.build_input_context(asset_key=key, dagster_type=dg.In(pl.LazyFrame).dagster_type)
     with measured() as figures:
-        if method == "sidecar":
+        if method.startswith("sidecar"):
+            extra = checked_settings(schema, "created_at") if method == "sidecar+checks" else {}
             scan = dd.ParquetIOManager(base_dir=base_dir).load_input(context)
             assert isinstance(scan, pl.LazyFrame)
-            results = list(dd.wiring.check_results(schema, scan, asset_key=key))
+            results = list(dd.wiring.check_results(schema, scan, asset_key=key, **extra))
             failed = {
                 r.check_name: r.metadata["dy_failed_count"].value
                 for r in results
@@ -136,42 +143,79 @@ def measure(method: str, schema_name: str, path: str) -> dict[str, float]:
     }
 
 
-def _median_runs(name: str, path: Path, repeat: int) -> tuple[dict[str, float], dict[str, float]]:
-    """Both methods `repeat` times, interleaved so background load hits both alike; the
+def _median_runs(
+    name: str, path: Path, repeat: int, methods: list[str], baseline: str | None
+) -> dict[str, dict[str, float]]:
+    """Each method `repeat` times, interleaved so background load hits them alike; the
     median of each figure."""
 
-    def run(method: str) -> dict[str, float]:
-        return child_figures(__file__, method, name, str(path), label=method)
+    def run(variant: str) -> dict[str, float]:
+        method, env = variant_env(variant, baseline)
+        return child_figures(__file__, method, name, str(path), label=variant, env=env)
 
-    medians = interleaved(["sidecar", "filter"], repeat, run)
-    return medians["sidecar"], medians["filter"]
+    return interleaved(methods, repeat, run)
 
 
-def main(rows: list[int], repeat: int) -> None:
+def main(rows: list[int], repeat: int, methods: list[str], baseline: str | None) -> None:
+    if methods != ["sidecar", "filter"]:
+        _compare(rows, repeat, methods, baseline)
+        return
+    rows_by_size: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
+    header = (
+        f"{'schema':6} {'rows':>6} | {'sidecar s':>9} {'filter s':>9} {'ratio':>6} | "
+        f"{'sidecar MB':>10} {'filter MB':>10} {'ratio':>6} | {'above imports MB':>17}"
+    )
+    print(header)
+    print("-" * len(header))
+    for count, path in _tables(rows):
+        for name in TARGETS:
+            medians = _median_runs(name, path, repeat, ["sidecar", "filter"], None)
+            side, base = medians["sidecar"], medians["filter"]
+            rows_by_size.setdefault(name, {})[count] = {"sidecar": side, "filter": base}
+            print(
+                f"{name:6} {count // 1_000_000:>5}M | {side['seconds']:9.2f} "
+                f"{base['seconds']:9.2f} {side['seconds'] / base['seconds']:6.2f} | "
+                f"{side['peak_mb']:10.0f} {base['peak_mb']:10.0f} "
+                f"{side['peak_mb'] / base['peak_mb']:6.2f} | "
+                f"{side['above_start_mb']:7.0f} vs {base['above_start_mb']:7.0f}",
+                flush=True,
+            )
+    _verdict(rows_by_size, rows)
+
+
+def _tables(rows: list[int]) -> Iterator[tuple[int, Path]]:
+    """A generated parquet table of each size in `rows`, deleted after its turn."""
     with tempfile.TemporaryDirectory(prefix="dd-bench-") as directory:
-        rows_by_size: dict[str, dict[int, dict[str, dict[str, float]]]] = {}
-        header = (
-            f"{'schema':6} {'rows':>6} | {'sidecar s':>9} {'filter s':>9} {'ratio':>6} | "
-            f"{'sidecar MB':>10} {'filter MB':>10} {'ratio':>6} | {'above imports MB':>17}"
-        )
-        print(header)
-        print("-" * len(header))
         for count in rows:
             path = Path(directory) / f"events_{count}.parquet"
             generate(path, count)
-            for name in TARGETS:
-                side, base = _median_runs(name, path, repeat)
-                rows_by_size.setdefault(name, {})[count] = {"sidecar": side, "filter": base}
+            yield count, path
+            path.unlink()
+
+
+def _compare(rows: list[int], repeat: int, methods: list[str], baseline: str | None) -> None:
+    """Each of `methods` side by side, CPU and peak memory against the first method."""
+    header = (
+        f"{'schema':6} {'rows':>6} {'method':16} | {'s':>7} {'cpu s':>7} {'peak MB':>8} | "
+        f"vs {methods[0]}"
+    )
+    print(f"load average before: {load_average()}")
+    print(header)
+    print("-" * len(header))
+    for count, path in _tables(rows):
+        for name in TARGETS:
+            medians = _median_runs(name, path, repeat, methods, baseline)
+            assert len({m["failed"] for m in medians.values()}) == 1, medians
+            first = medians[methods[0]]
+            for method, m in medians.items():
                 print(
-                    f"{name:6} {count // 1_000_000:>5}M | {side['seconds']:9.2f} "
-                    f"{base['seconds']:9.2f} {side['seconds'] / base['seconds']:6.2f} | "
-                    f"{side['peak_mb']:10.0f} {base['peak_mb']:10.0f} "
-                    f"{side['peak_mb'] / base['peak_mb']:6.2f} | "
-                    f"{side['above_start_mb']:7.0f} vs {base['above_start_mb']:7.0f}",
+                    f"{name:6} {count // 1_000_000:>5}M {method:16} | {m['seconds']:7.2f} "
+                    f"{m['cpu_seconds']:7.2f} {m['peak_mb']:8.0f} | cpu "
+                    f"{m['cpu_seconds'] / first['cpu_seconds']:.3f}x, peak "
+                    f"{m['peak_mb'] / first['peak_mb']:.3f}x",
                     flush=True,
                 )
-            path.unlink()
-        _verdict(rows_by_size, rows)
+    print(f"load average after: {load_average()}; medians of {repeat} interleaved runs")
 
 
 def _verdict(results: dict[str, dict[int, dict[str, dict[str, float]]]], rows: list[int]) -> None:
@@ -208,6 +252,17 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, nargs="+", default=[10_000_000, 50_000_000])
     parser.add_argument("--repeat", type=int, default=3, help="runs per figure (median)")
+    methods = ["sidecar", "filter", "sidecar+checks"]
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=[*methods, *(BASELINE + m for m in methods[:2])],
+        default=methods[:2],
+    )
+    parser.add_argument("--baseline-src", help="the src folder main: variants run on")
     dispatch(
-        parser, measure, lambda a: main(sorted(a.rows), a.repeat), ("METHOD", "SCHEMA", "PATH")
+        parser,
+        measure,
+        lambda a: main(sorted(a.rows), a.repeat, a.methods, a.baseline_src),
+        ("METHOD", "SCHEMA", "PATH"),
     )

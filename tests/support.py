@@ -4,13 +4,18 @@ with what count and severity, what it materialized, and the error that failed it
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
+from dagster_duckdb import DuckDBResource
 
 import dagster_dataframely as dd
 
@@ -112,3 +117,56 @@ def load_error(sandbox: DefsFolderSandbox, path: Path | None = None) -> BaseExce
     while not isinstance(error, dd.errors.DagsterDataframelyError) and error.__cause__:
         error = error.__cause__
     return error
+
+
+def stored_table(
+    tmp_path: Path, source: str, name: str, frame: pl.DataFrame
+) -> tuple[dg.AssetsDefinition, dict[str, Any], dict[str, Any]]:
+    """An asset `name` holding `frame`: parquet through `dd.ParquetIOManager` (`source`
+    "parquet"), or a DuckDB table the asset writes itself ("duckdb"). Returns the asset, the
+    run's resources, and the `source=` its checks read it with (none for parquet)."""
+    if source == "parquet":
+
+        @dg.asset(name=name)
+        def parquet() -> pl.DataFrame:
+            return frame
+
+        return parquet, {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}, {}
+
+    @dg.asset(name=name)
+    def in_duckdb(duckdb: DuckDBResource) -> None:
+        with duckdb.get_connection() as connection:
+            connection.register("frame", frame.to_arrow())
+            connection.execute(f"create or replace table {name} as select * from frame")
+
+    resources = {"duckdb": DuckDBResource(database=str(tmp_path / "shop.duckdb"))}
+    return in_duckdb, resources, {"source": dd.sources.DuckDBTableSource(table=name)}
+
+
+def dg_launch(
+    folder: Path, job: str, *, partition: str | None = None
+) -> tuple[subprocess.CompletedProcess[str], Path]:
+    """`dg launch --job <job>` (of one `--partition`) on `folder/location.py`, from the CLI,
+    with the DAGSTER_HOME `folder/home`: the finished process and the home."""
+    home = folder / "home"
+    home.mkdir(exist_ok=True)
+    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
+    chosen = ["--partition", partition] if partition else []
+    dg_cli = str(Path(sys.executable).parent / "dg")
+    launched = subprocess.run(
+        [dg_cli, "launch", "--job", job, *chosen, "-f", "location.py"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return launched, home
+
+
+def materialize_project(sandbox: DefsFolderSandbox, tmp_path: Path) -> dg.ExecuteInProcessResult:
+    """Every asset and check of the sandbox's project, materialized in one run that stores
+    tables as parquet under `tmp_path`."""
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        return dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
+            raise_on_error=False,
+        )

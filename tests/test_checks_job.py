@@ -3,21 +3,18 @@ from the real CLI (`dg launch --job ... --partition ...` with a DAGSTER_HOME), b
 over the partitions, and from `dd.with_schemas(checks_job=...)`."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
-import os
-import subprocess
-import sys
 from datetime import datetime, timezone
 from pathlib import Path
 
 import dagster as dg
 import polars as pl
 import pytest
+from support import dg_launch
 
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema, defective_orders, storefront_orders
 from dagster_dataframely.errors import ChecksJobError
 
-VENV = Path(sys.executable).parent.parent
 DAILY = dg.DailyPartitionsDefinition(start_date="2024-01-01")
 
 LOCATION = """\
@@ -60,15 +57,9 @@ def _evaluations(instance: dg.DagsterInstance, run_id: str) -> list[dg.AssetChec
 
 
 def test_dg_launch_checks_one_partition_of_an_external_table(tmp_path: Path) -> None:
-    home = tmp_path / "home"
-    home.mkdir()
     (tmp_path / "location.py").write_text(LOCATION)
-    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
-    launched = subprocess.run(
-        [str(VENV / "bin" / "dg"), "launch", "--job", "events_checks", "--partition",
-         "2024-01-02", "-f", "location.py"],
-        cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300,
-    )  # fmt: skip
+
+    launched, home = dg_launch(tmp_path, "events_checks", partition="2024-01-02")
 
     output = launched.stdout + launched.stderr
     assert "reading events of 2024-01-02" in output

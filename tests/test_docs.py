@@ -510,6 +510,25 @@ STATED: dict[str, Expectation] = {
         "tolerate= names 'amount|mn', neither a rule nor a column of schema Payments. Did you "
         "mean 'amount|min'"
     ),
+    "docs/tolerances.md: Volume and freshness: `@dd.expect_rows`, `@dd.expect_fresh`": Run(
+        {"sales": 50}, failed={"dy_table__row_count": WARN}
+    ),
+    "docs/tolerances.md: Volume and freshness: `@dd.expect_rows`, `@dd.expect_fresh` #2": (
+        _prints(
+            "failed at severity WARN: 50 rows, expected at least 100 rows",
+            "freshness passed: True, 2.0 hours old (newest paid_at within 6h)",
+        )
+    ),
+    "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=`": Run(
+        {"sales": 50}, failed={"dy_table__freshness": WARN}
+    ),
+    "docs/tolerances.md: Trends: `trends=dd.Trends(...)`": Run(
+        {"sales": 50}, failed={"dy_table__row_count": WARN}
+    ),
+    "docs/tolerances.md: Errors at definition time #2": _prints(
+        "The freshness check of schema Sales names column 'amount' of dtype Int64: freshness "
+        "reads a dy.Datetime or dy.Date column."
+    ),
     "docs/settings.md: Check granularity": Run(
         {"orders": None},
         failed={

@@ -14,10 +14,16 @@ import dataframely as dy
 import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
-from dagster_duckdb import DuckDBResource
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from support import evaluations, load_error, materialized, scaffold_checks
+from support import (
+    evaluations,
+    load_error,
+    materialize_project,
+    materialized,
+    scaffold_checks,
+    stored_table,
+)
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidToleranceError
@@ -54,25 +60,8 @@ def downstream() -> None:
 def _run(tmp_path: Path, source: str, frame: pl.DataFrame, **settings: Any) -> Any:
     """Materialize `payments` (parquet through the IO manager, or a DuckDB table the asset
     writes itself), its checks with `settings`, and `downstream`."""
-    if source == "parquet":
-
-        @dg.asset(name="payments")
-        def stored() -> pl.DataFrame:
-            return frame
-
-        resources: dict[str, Any] = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
-        checks = dd.schema_checks(Payments, asset=stored, **settings)
-    else:
-
-        @dg.asset(name="payments")
-        def stored(duckdb: DuckDBResource) -> None:  # type: ignore[misc]
-            with duckdb.get_connection() as connection:
-                connection.register("frame", frame.to_arrow())
-                connection.execute("create or replace table payments as select * from frame")
-
-        resources = {"duckdb": DuckDBResource(database=str(tmp_path / "shop.duckdb"))}
-        source_ = dd.sources.DuckDBTableSource(table="payments")
-        checks = dd.schema_checks(Payments, asset=stored, source=source_, **settings)
+    stored, resources, reader = stored_table(tmp_path, source, "payments", frame)
+    checks = dd.schema_checks(Payments, asset=stored, **reader, **settings)
     return dg.materialize([stored, checks, downstream], resources=resources, raise_on_error=False)
 
 
@@ -243,13 +232,7 @@ def test_the_component_takes_tolerances_per_entry(
         sandbox, {"checks": [{"asset": "orders", "schema": ORDERS, "tolerate": tolerate}]}
     )
 
-    with sandbox.build_component_tree() as tree:
-        defs = tree.build_defs()
-        result = dg.materialize(
-            [*(defs.assets or []), *(defs.asset_checks or [])],
-            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
-            raise_on_error=False,
-        )
+    result = materialize_project(sandbox, tmp_path)
 
     checked = evaluations(result)
     assert (checked["dy_rule__primary_key"].passed, checked["dy_rule__primary_key"].severity) == (

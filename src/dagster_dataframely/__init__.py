@@ -10,7 +10,9 @@ from typing import Any
 
 from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
+from ._engine.table_checks import ExpectFresh, ExpectRows, expect_fresh, expect_rows
 from ._engine.tolerance import Tolerance, tolerate
+from ._engine.trends import Trends
 from ._gated.asset import asset
 from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
@@ -20,14 +22,19 @@ from ._sidecar.with_schemas import with_schemas
 from .io import ParquetIOManager
 
 __all__ = [
+    "ExpectFresh",
+    "ExpectRows",
     "ParquetIOManager",
     "SchemaChecksComponent",
     "Tolerance",
+    "Trends",
     "asset",
     "checks_job",
     "collection_checks",
     "data",
     "errors",
+    "expect_fresh",
+    "expect_rows",
     "infer",
     "infer_schema",
     "pandera",

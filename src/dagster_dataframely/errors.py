@@ -19,6 +19,7 @@ __all__ = [
     "InvalidSettingError",
     "InvalidSeverityError",
     "InvalidSourceError",
+    "InvalidTableCheckError",
     "InvalidToleranceError",
     "MemberPartitionsError",
     "NoValidRowsError",
@@ -57,6 +58,11 @@ class InvalidSeverityError(DagsterDataframelyError, ValueError):
 
 class InvalidToleranceError(DagsterDataframelyError, ValueError):
     """`dd.tolerate` or `tolerate=` names an unknown rule, or a limit no rule can have."""
+
+
+class InvalidTableCheckError(DagsterDataframelyError, ValueError):
+    """`dd.expect_rows`, `dd.expect_fresh` (or `expect_rows=`, `expect_fresh=`) are given
+    bounds no table can meet, or name a column that is not a timestamp of the schema."""
 
 
 class ReservedColumnError(DagsterDataframelyError, ValueError):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
+from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
@@ -17,10 +18,14 @@ from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
+from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
 from .kept import Keeper, keeping
 from .specs import Check, plan
+from .table_results import SEVERITY as _SEVERITY
+from .table_results import table_results
+from .trend_results import TrendHistory, trend_results
 from .verdicts import Verdict
 
 if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
@@ -30,7 +35,6 @@ _LISTED_MISMATCHES = 50
 #: A failing check's outcome in words. The UI lists metadata sorted by key (Dagster's event log
 #: stores it with sorted keys), so the key sorts before every other key of a check result.
 ASSESSMENT = "dy_assessment"
-_SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 
 
 def check_results(
@@ -45,6 +49,9 @@ def check_results(
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
     checks: Collection[str] | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    reference: datetime | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Evaluate `schema` on `frame` and yield a result for each check; write nothing.
 
@@ -53,8 +60,10 @@ def check_results(
     reads only the frame's schema: on a mismatch its failed result is yielded, then
     `ColumnSchemaError` is raised and no rule is evaluated. Each rule check fails with its
     rule's severity unless `severity` overrides it; within its tolerance (`dd.tolerate`,
-    `tolerate`) it passes. `checks` limits the results to those check names (the
-    column-schema check is always evaluated).
+    `tolerate`) it passes. The table checks (`dd.expect_rows`, `dd.expect_fresh`, or
+    `expect_rows`, `expect_fresh`) come last; freshness is measured from `reference` (give a
+    time partition's end), else from now. `checks` limits the results to those check names
+    (the column-schema check is always evaluated).
     """
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(asset_key, argument="asset_key")
@@ -73,6 +82,8 @@ def check_results(
         tolerate=tolerate,
         checks=checks,
         severity=severity,
+        table=TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh),
+        reference=reference,
     )
 
 
@@ -89,12 +100,16 @@ def schema_results(
     read_dtypes: ReadDtypes | None = None,
     pushdown: SQLTable | None = None,
     keep: Keeper | None = None,
+    table: TableChecks = NO_TABLE_CHECKS,
+    reference: datetime | None = None,
+    trend: TrendHistory | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
     casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
     `pushdown` (the same rows in a database), the rules are evaluated there. `keep` keeps
-    the failing rows and says where on each failing check."""
+    the failing rows and says where on each failing check. The `table` checks (volume,
+    freshness from `reference`) and the `trend` are judged from the same evaluation."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
@@ -105,26 +120,36 @@ def schema_results(
         planned = [check for check in planned if check.name in checks]
     catalogue = [rule for check in planned for rule in check.rules]
     evaluation = evaluate_schema(
-        schema, lf, catalogue, settings, casts=casts, backend=backend_for(pushdown)
+        schema,
+        lf,
+        catalogue,
+        settings,
+        casts=casts,
+        backend=backend_for(pushdown),
+        maxima=table.maxima,
     )
     if casts.casts:
         result, error = casts.result(schema, asset_key, evaluation, schema.primary_key())
         yield result
         if error is not None:
             raise error
-    if keep is None:
-        yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
-        return
-    every = rules(schema, warn=warn, tolerate=tolerate)
-    kept = keep(
-        schema,
-        casts.frame(lf, schema.column_names()),
-        every,
-        evaluation,
-        None if casts.casts else pushdown,
-    )
     found = results(planned, evaluation, asset_key=asset_key, severity=severity)
-    yield from keeping(planned, found, kept, evaluation)
+    if keep is None:
+        yield from found
+    else:
+        every = rules(schema, warn=warn, tolerate=tolerate)
+        kept = keep(
+            schema,
+            casts.frame(lf, schema.column_names()),
+            every,
+            evaluation,
+            None if casts.casts else pushdown,
+        )
+        yield from keeping(planned, found, kept, evaluation)
+    yield from table_results(
+        table, evaluation, asset_key=asset_key, reference=reference, checks=checks
+    )
+    yield from trend_results(trend, evaluation, catalogue, asset_key=asset_key, checks=checks)
 
 
 def evaluate_schema(
@@ -135,18 +160,21 @@ def evaluate_schema(
     *,
     casts: Casts = NO_CASTS,
     backend: Backend = POLARS_BACKEND,
+    maxima: Sequence[str] = (),
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
     rows identified by the primary key and sampled as `settings` say; with `casts`, on the
     cast columns, each cast's failures counted in the same pass. By `backend`: polars, or a
     database (`backend_for`), casts included (rules and casts without an exact SQL form on
-    `frame`, by polars)."""
+    `frame`, by polars). The largest value of each column of `maxima` is found in the same
+    pass."""
     return backend.evaluate(
         casts.frame(frame, schema.column_names()),
         [*catalogue, *casts.rules],
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),
         casts=casts.casts,
+        maxima=maxima,
     )
 
 

@@ -16,12 +16,17 @@ import dagster as dg
 from .._engine.catalogue import Rule, rules
 from .._engine.naming import (
     COLUMN_SCHEMA_CHECK,
+    FRESHNESS_CHECK,
+    ROW_COUNT_CHECK,
     SCHEMA_RULES_CHECK,
+    TRENDS_CHECK,
     column_check_name,
     guard_check_names,
 )
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
+from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
+from .._engine.trends import Trends
 from .asset_keys import parse_asset_key
 
 _MAX_DESCRIPTION = 600
@@ -84,14 +89,18 @@ def check_specs(
     quarantine: bool = False,
     blocking: bool | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
 ) -> list[dg.AssetCheckSpec]:
-    """A spec for every check `schema` defines on `asset`, the column-schema check first.
+    """A spec for every check `schema` defines on `asset`, the column-schema check first,
+    the table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`
+    for this asset) last.
 
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
     `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
     quarantine; `blocking` overrides that. Dagster blocks only on a failure at `ERROR`.
-    Pass the same `warn`, `tolerate`, `check_granularity` and `schema_rules` to the call that
-    yields results.
+    Pass the same `warn`, `tolerate`, `check_granularity`, `schema_rules`, `expect_rows` and
+    `expect_fresh` to the call that yields results.
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
@@ -119,7 +128,53 @@ def check_specs(
                 partitions_def=partitions_def,
             )
         )
-    return specs
+    table = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
+    return specs + table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+
+
+def trend_spec(
+    trends: Trends,
+    *,
+    asset: dg.AssetKey,
+    blocking: bool | None,
+    partitions_def: dg.PartitionsDefinition | None,
+) -> dg.AssetCheckSpec:
+    """The spec of the sidecar's trend check (it reads the instance, so only the sidecar has
+    one); blocking when it fails at `ERROR`, unless `blocking` says."""
+    return check_spec(
+        TRENDS_CHECK,
+        asset=asset,
+        description=trends.description,
+        blocking=trends.severity == "error" if blocking is None else blocking,
+        partitions_def=partitions_def,
+    )
+
+
+def table_specs(
+    table: TableChecks,
+    *,
+    asset: dg.AssetKey,
+    blocking: bool | None,
+    partitions_def: dg.PartitionsDefinition | None,
+) -> list[dg.AssetCheckSpec]:
+    """A spec per table check; blocking when it fails at `ERROR`, unless `blocking` says."""
+    declared: list[tuple[str, ExpectRows | ExpectFresh]] = []
+    if table.rows is not None:
+        declared.append((ROW_COUNT_CHECK, table.rows))
+    if table.fresh is not None:
+        declared.append((FRESHNESS_CHECK, table.fresh))
+    return [
+        check_spec(
+            name,
+            asset=asset,
+            description=f"The table holds {check}."
+            if isinstance(check, ExpectRows)
+            else f"The {check}.",
+            blocking=check.severity == "error" if blocking is None else blocking,
+            partitions_def=partitions_def,
+        )
+        for name, check in declared
+    ]
 
 
 def check_spec(

@@ -36,10 +36,12 @@ class Backend(Protocol):
         max_failure_samples: int,
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
+        maxima: Sequence[str] = (),
     ) -> Evaluation:
         """`rules` evaluated on the table's rows: `frame` reads them (the cast frame, with
         `casts` and their rules among `rules`); failing rows identified by `identify` and
-        up to `max_failure_samples` of each rule's sampled."""
+        up to `max_failure_samples` of each rule's sampled; the largest value of each column
+        of `maxima` found in the same pass (a freshness check's)."""
         ...
 
     def filter_rows(
@@ -61,9 +63,16 @@ class PolarsBackend:
         max_failure_samples: int,
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
+        maxima: Sequence[str] = (),
     ) -> Evaluation:
         """`evaluate`; the casts are in `frame` already, their rules counted with the rest."""
-        return evaluate(frame, rules, max_failure_samples=max_failure_samples, identify=identify)
+        return evaluate(
+            frame,
+            rules,
+            max_failure_samples=max_failure_samples,
+            identify=identify,
+            maxima=maxima,
+        )
 
     def filter_rows(
         self, rules: Sequence[Rule], failed: Mapping[str, int], dtypes: Mapping[str, pl.DataType]

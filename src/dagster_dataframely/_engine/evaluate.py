@@ -30,6 +30,7 @@ _HASH = "__dy_hash"
 _INDEX = "__dy_index"
 _RULE = "__dy_rule"
 _PASSED = "__dy_passed"
+_MAX = "__dy_max"
 _SAMPLE_COLUMNS = 8
 _PASS = pl.lit(True)  # built once: a literal per rule costs more than the rest of its flag
 #: The most cells (rows x columns) the head of a frame that samples are taken from may hold.
@@ -65,6 +66,8 @@ class Evaluation:
     #: rule name -> the engine that evaluated it (`duckdb` for SQL pushed down); a rule not
     #: listed was evaluated here, by polars
     engines: Mapping[str, str] = field(default_factory=dict)
+    #: column -> its largest value (None: no value), for the columns `maxima` asked for
+    maxima: Mapping[str, Any] = field(default_factory=dict)
 
     def fails(self, rule: str) -> bool:
         """Whether `rule` failed: on some rows, or as a verdict on the (empty) table."""
@@ -152,16 +155,20 @@ def evaluate(
     *,
     max_failure_samples: int,
     identify: Sequence[str] = (),
+    maxima: Sequence[str] = (),
 ) -> Evaluation:
     """Count each rule's failing rows on `lf` and sample up to `max_failure_samples` of them.
 
     `lf` must hold the schema's columns with the schema's dtypes. Samples show the columns
     that explain a failure, after the `identify` columns (the primary key) that locate it.
+    The largest value of each column of `maxima` (a table check's) is found in the same pass.
     """
     row_wise = [rule for rule in rules if rule.distinct_over is None]
+    largest = {f"{_MAX}{index}": column for index, column in enumerate(maxima)}
     counts = rule_columns(lf, row_wise).select(
         pl.len().alias(_ROWS),
         *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
+        *(pl.col(column).max().alias(alias) for alias, column in largest.items()),
     )
     # `unique` and primary-key rules: first the keys whose hash repeats (a cheap sort of
     # narrow hashes), then an exact grouped count over the rows with those hashes only. A
@@ -169,10 +176,9 @@ def evaluate(
     # The row-wise counts run alone first: in one `collect_all` with the hash sort, polars
     # caches their shared scan and buffers it for the slower of the two (about 1.5x the
     # memory at 10M rows), and the row count they give sets the hash width.
-    failed: dict[str, int] = {
-        name: int(value or 0)
-        for name, value in counts.collect(engine="streaming").row(0, named=True).items()
-    }
+    counted = counts.collect(engine="streaming").row(0, named=True)
+    found_maxima = {column: counted.pop(alias) for alias, column in largest.items()}
+    failed: dict[str, int] = {name: int(value or 0) for name, value in counted.items()}
     distinct = [rule for rule in rules if rule.distinct_over is not None]
     schema = lf.collect_schema()
     hashed = [r for r in distinct if _hashable(schema, r.distinct_over or ())]
@@ -205,6 +211,7 @@ def evaluate(
         failed=failed,
         samples=samples,
         failed_table=_failed_on_empty(lf, rules) if row_count == 0 else frozenset(),
+        maxima=found_maxima,
     )
 
 

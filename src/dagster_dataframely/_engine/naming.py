@@ -18,6 +18,11 @@ from ..errors import CheckNameCollisionError, ReservedColumnError
 RESERVED_PREFIX = "dy_"
 COLUMN_SCHEMA_CHECK = "dy_schema__columns"
 SCHEMA_RULES_CHECK = "dy_schema__rules"
+#: Table checks (`dd.expect_rows`, `dd.expect_fresh`): the `dy_table__` prefix no rule's
+#: (`dy_rule__`), column's (`dy_col__`) or schema's (`dy_schema__`) check name starts with.
+ROW_COUNT_CHECK = "dy_table__row_count"
+FRESHNESS_CHECK = "dy_table__freshness"
+TRENDS_CHECK = "dy_table__trends"
 
 _DAGSTER_NAME = re.compile(r"^[A-Za-z0-9_]+$")
 # Latin letters Unicode does not decompose into a base letter and a mark.

@@ -96,11 +96,11 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     """Dataframely schema checks on assets that already exist, read back through their IO
     managers: one asset check per rule.
 
-    `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, blocking,
-    check_granularity, schema_rules, max_failure_samples, name, source, partitions_def,
-    read_dtypes, keep_failing_rows, max_failing_rows}`; the settings beside `checks` apply to
-    every entry that does not set its own. `checks_job: <name>` adds a job that runs the
-    file's checks alone, for `dg launch --job <name>`.
+    `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, expect_rows,
+    expect_fresh, trends, blocking, check_granularity, schema_rules, max_failure_samples, name,
+    source, partitions_def, read_dtypes, keep_failing_rows, max_failing_rows}`; the settings
+    beside `checks` apply to every entry that does not set its own. `checks_job: <name>` adds
+    a job that runs the file's checks alone, for `dg launch --job <name>`.
     """
 
     checks: Sequence[SchemaCheck]
@@ -247,6 +247,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 asset=entry.asset,
                 name=entry.name,
                 tolerate=entry.tolerate,
+                expect_rows=entry.expect_rows,
+                expect_fresh=entry.expect_fresh,
+                trends=entry.trends,
                 **self._settings(entry),
                 partitions_def=entry.partitions_def
                 or self.partitions_def

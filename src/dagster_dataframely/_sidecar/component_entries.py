@@ -131,6 +131,12 @@ class SchemaCheck(dg.Resolvable):
     warn: str | Sequence[str] = ()
     #: `{rule or column: {warn_above: 10, error_above: "1%"}}`, as `tolerate=` takes it.
     tolerate: dict[str, dict[str, int | float | str]] | None = None
+    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it.
+    expect_rows: dict[str, int | str] | None = None
+    #: `{column: ordered_at, within: 6h, severity: warn, time_zone: Europe/Berlin}`.
+    expect_fresh: dict[str, str | int | float] | None = None
+    #: `{window: 20, k: 3, min_history: 5, severity: warn}`, as `trends=` takes it.
+    trends: dict[str, int | float | str] | None = None
     blocking: bool | None = None
     check_granularity: Granularity | None = None
     schema_rules: SchemaRules | None = None

@@ -19,18 +19,23 @@ import dagster as dg
 
 from .._checks.asset_keys import AssetKeyLike, parse_asset_key
 from .._checks.graph_internals import guard
+from .._checks.history_internals import past_figures
 from .._checks.results import schema_results
-from .._checks.specs import check_specs
+from .._checks.specs import check_specs, trend_spec
+from .._checks.trend_results import TrendHistory
 from .._engine.evaluate import as_lazy
-from .._engine.naming import COLUMN_SCHEMA_CHECK, dagster_name
+from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
+from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
 from .._engine.tolerance import overrides
+from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
+from ..sources._partitions import partition_end, run_partition
 from .failing_rows import Keeper, KeepFailingRows
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -55,6 +60,9 @@ def schema_checks(
     read_dtypes: ReadDtypes | None = None,
     keep_failing_rows: bool | str | None = None,
     max_failing_rows: int | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -94,6 +102,14 @@ def schema_checks(
     the counts stay exact. Each failing check carries the address and a query
     (`dy_failing_rows`).
 
+    `expect_rows` (`dd.ExpectRows(min=, max=)`) and `expect_fresh` (`dd.ExpectFresh(column,
+    within=)`) replace the schema's `dd.expect_rows` and `dd.expect_fresh` for this asset:
+    the checks `dy_table__row_count` and `dy_table__freshness`, of the run's partition for a
+    partitioned asset, freshness measured from a time partition's end, else from now.
+    `trends` (`dd.Trends(window=20, k=3.0)`) adds `dy_table__trends`: this run's row count and
+    each rule's failing fraction against the last evaluations in the Dagster instance (of the
+    same partition key, or of any partition for time-window partitions).
+
     Example:
         ```python
         defs = dg.Definitions(
@@ -114,6 +130,8 @@ def schema_checks(
     )
     read: ReadDtypes = resolve("read_dtypes", read_dtypes)
     keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
+    table_checks = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
+    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
     specs = check_specs(
         dy_schema,
         asset=key,
@@ -123,7 +141,13 @@ def schema_checks(
         schema_rules=settings.schema_rules,
         blocking=blocking,
         partitions_def=partitions_def or _partitions_of(asset),
+        expect_rows=table_checks.rows,
+        expect_fresh=table_checks.fresh,
     )
+    if trend is not None:
+        specs.append(
+            trend_spec(trend, asset=key, blocking=blocking, partitions_def=specs[0].partitions_def)
+        )
 
     @dg.multi_asset_check(
         name=name or step_name(key),
@@ -149,6 +173,9 @@ def schema_checks(
                 read_dtypes=read,
                 pushdown=table.pushdown,
                 keep=None if keeping is None else Keeper(keeping, context, key, source),
+                table=table_checks,
+                reference=partition_end(context),
+                trend=_history(context, key, trend) if TRENDS_CHECK in names else None,
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.
@@ -159,6 +186,24 @@ def schema_checks(
         _warn_if_empty(context, key, source, reported)
 
     return guard(_checks, by="dd.schema_checks(asset={key})")
+
+
+def _history(
+    context: dg.AssetCheckExecutionContext, key: dg.AssetKey, trends: Trends | None
+) -> TrendHistory | None:
+    """The trend check's past figures, one read of the instance: of the run's partition key,
+    or of every partition for a time window (each evaluation one window's figures)."""
+    if trends is None:
+        return None
+    partition = run_partition(context)
+    same = partition.keys[0] if partition and not partition.window and partition.keys else None
+    found = past_figures(
+        context.instance,
+        dg.AssetCheckKey(key, TRENDS_CHECK),
+        partition=same,
+        limit=trends.window,
+    )
+    return TrendHistory(trends, found)
 
 
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:

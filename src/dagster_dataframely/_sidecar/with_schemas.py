@@ -20,6 +20,8 @@ from .._checks.metadata import schema_metadata
 from .._engine.catalogue import rules
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
+from .._engine.table_checks import ExpectFresh, ExpectRows
+from .._engine.trends import Trends
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
 from .checks_job import checks_job as dd_checks_job
@@ -46,13 +48,19 @@ def with_schemas(
     checks_job: str | None = None,
     keep_failing_rows: bool | str | None = None,
     max_failing_rows: int | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
     A key is an `AssetKey` or its user string (`"raw/orders"` for `["raw", "orders"]`). Every
     named asset shows its schema in the Columns tab and gets `dd.schema_checks` with the given
     settings (`warn` and `tolerate` name rules or columns of every schema named here); a
-    partitioned asset's checks take its `partitions_def` unless one is given.
+    partitioned asset's checks take its `partitions_def` unless one is given. `expect_rows`
+    and `expect_fresh` replace the table checks of every schema named here (a schema
+    declares its own with `dd.expect_rows`, `dd.expect_fresh`); `trends` adds each asset's
+    trend check (`dd.schema_checks` says what it compares).
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
@@ -134,6 +142,9 @@ def with_schemas(
             read_dtypes=read_dtypes,
             keep_failing_rows=keep_failing_rows,
             max_failing_rows=max_failing_rows,
+            expect_rows=expect_rows,
+            expect_fresh=expect_fresh,
+            trends=trends,
         )
         for key, schema in by_key.items()
         if key not in by_collection

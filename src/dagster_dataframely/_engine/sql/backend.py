@@ -23,6 +23,7 @@ from .casts import cast_relation, compile_casts
 from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
 from .exactness import NO_SQL_FORM, NotExact, fallback_engine
+from .maxima import aggregates, agreeing, in_polars, pushable
 from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
 from .staging import Session
@@ -87,12 +88,13 @@ class SQLTable(KeyQueries):
         max_failure_samples: int,
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
+        maxima: Sequence[str] = (),
     ) -> Evaluation:
         """`rules` evaluated on this table; `lf` reads the same rows (projected
         into SQL) for the rules that fall back to polars. With `casts`, `lf` is the polars
         cast frame (`Casts.frame`) and `rules` hold the casts' rules: each cast with an exact
         SQL form is made in the database; the others, and the rules that read their columns,
-        fall back."""
+        fall back. The largest value of each column of `maxima` is found with the counts."""
         dtypes = lf.collect_schema()
         binary = self.dialect.binary_collation
         # A cast compares values too (an `Enum` cast is an `IN`): the column's facts decide.
@@ -102,13 +104,8 @@ class SQLTable(KeyQueries):
             for column, cast in compile_casts(casts, self.dialect).items()
             if declined[column] is None
         }
-        compiled = compile_rules(
-            rules,
-            dtypes,
-            self.dialect,
-            skip={c.column for c in casts} - set(in_sql),
-            facts=self.facts,
-        )
+        skip = {c.column for c in casts} - set(in_sql)
+        compiled = compile_rules(rules, dtypes, self.dialect, skip=skip, facts=self.facts)
         for cast in casts:
             if cast.column in in_sql:
                 compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
@@ -121,7 +118,17 @@ class SQLTable(KeyQueries):
             if casts
             else self
         )
-        return table._evaluate(lf, dtypes, rules, compiled, max_failure_samples, identify)
+        evaluation = table._evaluate(
+            lf,
+            dtypes,
+            rules,
+            compiled,
+            max_failure_samples,
+            identify,
+            pushable(maxima, dtypes, skip),
+        )
+        missing = [column for column in maxima if column not in evaluation.maxima]
+        return replace(evaluation, maxima={**evaluation.maxima, **in_polars(lf, missing)})
 
     def _evaluate(
         self,
@@ -131,6 +138,7 @@ class SQLTable(KeyQueries):
         plan: Compiled,
         max_failure_samples: int,
         identify: Sequence[str],
+        maxima: Sequence[str] = (),
     ) -> Evaluation:
         compiled = plan.conditions
         for name, reason in plan.fallbacks.items():
@@ -138,8 +146,10 @@ class SQLTable(KeyQueries):
         pushed = [rule for rule in rules if rule.name in compiled]
         by_row = [rule for rule in pushed if rule.distinct_over is None]
         keys = next((rule.distinct_over for rule in pushed if rule.distinct_over), None)
-        counts = self.counted(self.counts(by_row, compiled), keys, max_failure_samples)
+        counts = self.counted(self.counts(by_row, compiled, maxima), keys, max_failure_samples)
         row_count = int(counts[0])
+        found = dict(zip(maxima, counts[1 + len(by_row) :], strict=True))
+        largest = agreeing(found, dtypes, self.log)
         # A key rule: one grouping counts its rows and brings back the keys its sample shows.
         heads = {
             rule.name: self.repeated_head(rule.distinct_over, max_failure_samples)
@@ -147,7 +157,8 @@ class SQLTable(KeyQueries):
             if rule.distinct_over is not None
         }
         counted = {
-            rule.name: int(count or 0) for rule, count in zip(by_row, counts[1:], strict=True)
+            rule.name: int(count or 0)
+            for rule, count in zip(by_row, counts[1 : 1 + len(by_row)], strict=True)
         }
         counted |= {name: head.failed for name, head in heads.items()}
         failed = {rule.name: counted[rule.name] for rule in pushed}  # in rule order
@@ -165,7 +176,7 @@ class SQLTable(KeyQueries):
         engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]
         if not rest:
-            return Evaluation(row_count, failed, samples, engines=engines)
+            return Evaluation(row_count, failed, samples, engines=engines, maxima=largest)
         fallback = evaluate(
             _projected(lf, rest, identify),
             rest,
@@ -178,6 +189,7 @@ class SQLTable(KeyQueries):
             samples={**samples, **fallback.samples},
             engines={**dict.fromkeys(fallback.failed, POLARS), **engines},
             failed_table=fallback.failed_table,
+            maxima=largest,
         )
 
     def sql(self, query: exp.Expr) -> str:
@@ -188,15 +200,18 @@ class SQLTable(KeyQueries):
         materialize: the whole table)."""
         return self.relation.copy().subquery(quoted(TABLE))
 
-    def counts(self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr]) -> exp.Select:
-        """One scan: the row count, then per rule (a row predicate) its failing rows."""
+    def counts(
+        self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr], maxima: Sequence[str] = ()
+    ) -> exp.Select:
+        """One scan: the row count, per rule (a row predicate) its failing rows, then the
+        largest value of each column of `maxima`."""
         columns: list[exp.Expr] = [exp.alias_(exp.Count(this=exp.Star()), _ROWS)]
         for index, rule in enumerate(rules):
             if rule.distinct_over is not None:  # its condition is TRUE: it would count 0
                 raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
             failing = exp.not_(exp.paren(compiled[rule.name]))
             columns.append(exp.alias_(self.dialect.count_where(failing), f"__dy_r{index}"))
-        return exp.select(*columns).from_(self.rows())
+        return exp.select(*columns, *aggregates(maxima)).from_(self.rows())
 
     def sample(self, condition: exp.Expr, shown: Sequence[str], limit: int) -> exp.Select:
         """Up to `limit` rows failing a rule's `condition`, its explaining columns."""

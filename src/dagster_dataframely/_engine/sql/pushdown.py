@@ -32,11 +32,17 @@ class SQLBackend:
         max_failure_samples: int,
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
+        maxima: Sequence[str] = (),
     ) -> Evaluation:
         """`SQLTable.evaluate`: each rule with an exact SQL form in the database, the others
         by polars on `frame` (the same rows, projected into SQL)."""
         return self.table.evaluate(
-            frame, rules, max_failure_samples=max_failure_samples, identify=identify, casts=casts
+            frame,
+            rules,
+            max_failure_samples=max_failure_samples,
+            identify=identify,
+            casts=casts,
+            maxima=maxima,
         )
 
     def filter_rows(

@@ -1,0 +1,58 @@
+"""The one place that reads a check's past evaluations from the Dagster instance (private).
+
+A trend compares this run's figures with those of the last evaluations of the asset's
+`dy_table__trends` check. Dagster has no public reader of a check's history: the instance's
+event-log storage has one (`get_asset_check_execution_history`, what the UI's check history
+shows), newest first, filtered by status and partition, reached through
+`DagsterInstance.event_log_storage`. Pinned by `tests/test_history_dagster_private.py`: if
+Dagster moves or reshapes it, that test names the decision resting on it (trends read one
+check's history, in one query per step).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import dagster as dg
+from dagster._core.event_api import PartitionKeyFilter
+from dagster._core.storage.asset_check_execution_record import (
+    COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES,
+)
+
+#: The metadata key of the figures a trend check records for the runs after it.
+FIGURES = "dy_trend_figures"
+
+
+def past_figures(
+    instance: dg.DagsterInstance,
+    check: dg.AssetCheckKey,
+    *,
+    partition: str | None,
+    limit: int,
+) -> list[Mapping[str, float]]:
+    """The figures the last `limit` completed evaluations of `check` recorded, newest first:
+    of `partition` only when one is given (else of every partition). One query."""
+    records = instance.event_log_storage.get_asset_check_execution_history(
+        check,
+        limit=limit,
+        status=set(COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES),
+        partition_filter=None if partition is None else PartitionKeyFilter(key=partition),
+    )
+    found: list[Mapping[str, float]] = []
+    for record in records:
+        recorded = _figures(record.event)
+        if recorded is not None:
+            found.append(recorded)
+    return found
+
+
+def _figures(event: Any) -> Mapping[str, float] | None:
+    """The figures an evaluation event carries; None for an evaluation that recorded none (an
+    error before any figure, or a result written by an older version)."""
+    data = getattr(getattr(event, "dagster_event", None), "event_specific_data", None)
+    value = getattr(data, "metadata", {}).get(FIGURES)
+    figures = getattr(value, "data", None)
+    if not isinstance(figures, Mapping):
+        return None
+    return {str(name): float(number) for name, number in figures.items()}

@@ -1,0 +1,110 @@
+"""The trend check's result, `dy_table__trends`: this run's figures (its row count, each
+rule's failing fraction) against the history the sidecar read before evaluating, and the
+figures recorded for the runs after it (`dy_trend_figures`)."""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import dagster as dg
+import polars as pl
+
+from .._engine.catalogue import Rule
+from .._engine.display import table
+from .._engine.evaluate import Evaluation
+from .._engine.naming import TRENDS_CHECK
+from .._engine.trends import ROWS, Deviation, Trends, deviations, figures
+from .history_internals import FIGURES
+from .table_results import SEVERITY
+
+_LISTED = 50
+
+
+@dataclass(frozen=True)
+class TrendHistory:
+    """An asset's trend settings and the figures of its last evaluations, newest first."""
+
+    trends: Trends
+    history: Sequence[Mapping[str, float]]
+
+
+def trend_results(
+    trend: TrendHistory | None,
+    evaluation: Evaluation,
+    rules: Sequence[Rule],
+    *,
+    asset_key: dg.AssetKey,
+    checks: Collection[str] | None = None,
+) -> Iterator[dg.AssetCheckResult]:
+    """The trend check's result, when the asset has trends (and `checks` selects it)."""
+    if trend is None or (checks is not None and TRENDS_CHECK not in checks):
+        return
+    trends, history = trend.trends, trend.history
+    current = figures(
+        evaluation.row_count, {rule.name: evaluation.failed[rule.name] for rule in rules}
+    )
+    level = SEVERITY[trends.severity]
+    metadata: dict[str, Any] = {
+        FIGURES: dg.MetadataValue.json(current),
+        "dy_history": dg.MetadataValue.int(len(history)),
+        "dy_row_count": dg.MetadataValue.int(evaluation.row_count),
+    }
+    needed = trends.min_history - len(history)
+    if needed > 0:
+        metadata["dy_assessment"] = (
+            f"passed: {len(history)} of the {trends.min_history} evaluations a trend needs are "
+            f"in the history, {needed} more needed"
+        )
+        yield _result(asset_key, True, level, trends, metadata)
+        return
+    judged = [ROWS, *(rule.name for rule in rules)]
+    found = deviations(trends, current, history, judged)
+    metadata["dy_deviations"] = dg.MetadataValue.int(len(found))
+    if found:
+        listed = ", ".join(_words(d) for d in found[:3])
+        more = f" and {len(found) - 3} more" if len(found) > 3 else ""
+        metadata["dy_assessment"] = (
+            f"failed at severity {level.value}: {listed}{more}, outside the median ± "
+            f"{trends.k:g} * MAD of the last {len(history)} evaluations"
+        )
+        metadata["dy_trends"] = table(_table(found), max_rows=_LISTED)
+    yield _result(asset_key, not found, level, trends, metadata)
+
+
+def _result(
+    asset_key: dg.AssetKey,
+    passed: bool,
+    level: dg.AssetCheckSeverity,
+    trends: Trends,
+    metadata: Mapping[str, Any],
+) -> dg.AssetCheckResult:
+    return dg.AssetCheckResult(
+        check_name=TRENDS_CHECK,
+        asset_key=asset_key,
+        passed=passed,
+        severity=level,
+        description=trends.description,
+        metadata=dict(metadata),
+    )
+
+
+def _words(deviation: Deviation) -> str:
+    if deviation.figure == ROWS:
+        return f"{int(deviation.value):,} rows (band {deviation.low:,.0f} to {deviation.high:,.0f})"
+    return (
+        f"{deviation.figure} failing on {deviation.value:.4%} of rows (band "
+        f"{max(deviation.low, 0):.4%} to {deviation.high:.4%})"
+    )
+
+
+def _table(found: Sequence[Deviation]) -> pl.DataFrame:
+    return pl.DataFrame(
+        [
+            ("rows" if d.figure == ROWS else d.figure, d.value, d.median, d.mad, d.low, d.high)
+            for d in found
+        ],
+        schema=["figure", "value", "median", "mad", "low", "high"],
+        orient="row",
+    )

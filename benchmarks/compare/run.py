@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/compare/run.py [--duckdb-rows 5_000_000]
         [--postgres-rows 2_000_000] [--repeat 3] [--primary-key no yes]
-        [--databases duckdb postgres] [--tools floor ours soda gx]
+        [--databases duckdb postgres] [--tools floor ours soda gx base]
+        [--baseline ../main/src]
 
 (`make bench-compare`.) The other tools are never a dependency of the package or its tests:
 they live in an environment of their own, `.bench-venv` (git-ignored), built on first use
@@ -14,6 +15,7 @@ PostgreSQL server. Each contender runs in a fresh process, round-robin, medians 
 `cost s` is the client's CPU plus the server's (DuckDB runs in the client), with its ratio to
 the floor (the hand-written aggregate). Soda's contract and GX's suite state the same rules;
 GX 1.x's SQL datasource does not run on DuckDB here, so GX is measured on PostgreSQL only.
+With `--baseline SRC`, `base` is ours measured on another tree's package (its `src`).
 """
 
 from __future__ import annotations
@@ -35,6 +37,7 @@ sys.path.insert(0, str(HERE.parent))
 
 from _measure import (  # noqa: E402
     COST_HEADER,
+    baseline_env,
     child_figures,
     closing,
     cost_row,
@@ -49,7 +52,7 @@ from pushdown_floor import TABLE, add_table_arguments, over_tables  # noqa: E402
 
 VENV = ROOT / ".bench-venv"
 REQUIREMENTS = HERE / "requirements.txt"
-TOOLS = ("floor", "ours", "soda", "gx")
+TOOLS = ("floor", "ours", "soda", "gx", "base")
 #: Ours and the floor run in the project's environment, the others in `.bench-venv`.
 FOREIGN = {"soda", "gx"}
 
@@ -236,7 +239,11 @@ def main(args: argparse.Namespace) -> None:
     opening(f"{'database':8} {'rows':>6} {'key':>3} {'tool':6} | {COST_HEADER}  failing rows")
 
     def measure_all(database: str, where: str, rows: int) -> None:
-        tools = [t for t in args.tools if not (t == "gx" and database == "duckdb")]
+        tools = [
+            t
+            for t in args.tools
+            if not (t == "gx" and database == "duckdb") and (t != "base" or args.baseline)
+        ]
         for key in args.primary_key:
 
             def run(tool: str, key: str = key) -> dict[str, Any]:
@@ -244,8 +251,9 @@ def main(args: argparse.Namespace) -> None:
                 if tool in FOREIGN:
                     found = _foreign(python, tool, arguments)
                 else:
-                    method = "pushdown" if tool == "ours" else "floor"
-                    found = child_figures(floor_script, method, *arguments, label=tool)
+                    method = "floor" if tool == "floor" else "pushdown"
+                    env = baseline_env(args.baseline) if tool == "base" else None
+                    found = child_figures(floor_script, method, *arguments, label=tool, env=env)
                 found.pop("engines")
                 return found
 
@@ -286,6 +294,7 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     add_table_arguments(parser, duckdb=5_000_000, postgres=2_000_000)
     parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
+    parser.add_argument("--baseline", metavar="SRC", help="a tree's src to measure as base")
     dispatch(parser, measure, main, ("TOOL", "DATABASE", "WHERE", "KEY", "REGEX"))
     sys.stdout.flush()
     os._exit(0)

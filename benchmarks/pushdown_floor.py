@@ -282,8 +282,9 @@ if __name__ == "__main__":
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
     parser.add_argument("--baseline", metavar="SRC", help="a tree's src to measure as base")
     dispatch(parser, measure, main, ("METHOD", "DATABASE", "WHERE", "KEY", "REGEX"))
-    # The figures are printed: skip the interpreter's teardown, where a PostgreSQL scan left
-    # on a polars thread aborts the process ("FATAL: exception not rethrown", streaming with
-    # the key at 2M rows), which would lose the run.
+    # The figures are printed: skip the interpreter's teardown, where a PostgreSQL read left
+    # fetching on a polars thread aborted the process ("FATAL: exception not rethrown") before
+    # `_Database.reads` stopped them (a check's step stops them; this script measures without
+    # one), which would lose the run.
     sys.stdout.flush()
     os._exit(0)

@@ -1,7 +1,7 @@
 """What `dd.asset(Schema, quarantine=True)` costs on a `pl.scan_parquet` LazyFrame, beside a
 plain asset returning the same scan and beside Dataframely's own `Schema.filter` by hand.
 
-Usage: `python benchmarks/gate_streaming.py [--rows 10000000 30000000] [--repeat 3]
+Usage: `python benchmarks/gate_streaming.py [--rows 10000000 50000000] [--repeat 3]
 [--before /work/main/src] [--key] [--dir DIR]`
 
 Per size, writes a parquet file of 5 narrow columns in which about 1% of the rows break a

@@ -81,6 +81,7 @@ def connect(path: str, memory_limit: str) -> Any:
 
 def measure(method: str, path: str, memory_limit: str, primary_key: str) -> dict[str, float]:
     from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.backends import backend_for
     from dagster_dataframely._engine.catalogue import rules
     from dagster_dataframely._engine.settings import CheckSettings
     from dagster_dataframely.sources._duckdb import scan_duckdb
@@ -102,7 +103,9 @@ def measure(method: str, path: str, memory_limit: str, primary_key: str) -> dict
                     if method == "pushdown"
                     else None
                 )
-                evaluation = evaluate_schema(checked, scan, catalogue, settings, pushdown=table)
+                evaluation = evaluate_schema(
+                    checked, scan, catalogue, settings, backend=backend_for(table)
+                )
             failed = sum(evaluation.failed.values())
             if method == "pushdown":
                 assert set(evaluation.engines.values()) == {"duckdb"}, evaluation.engines
@@ -121,7 +124,7 @@ def profile(path: Path, primary_key: bool) -> None:
         rows = relation(connection, "orders", None, None)
         table = pushdown(connection, rows, print, resource_key="duckdb")
         dtypes = dict(connection.sql("SELECT * FROM orders LIMIT 0").pl().schema)
-        compiled = compile_rules(checked, catalogue, dtypes, table.dialect).conditions
+        compiled = compile_rules(catalogue, dtypes, table.dialect).conditions
         pushed = [rule for rule in catalogue if rule.name in compiled and not rule.distinct_over]
         sql = table.sql(table.counts(pushed, compiled))
         print(connection.sql(f"EXPLAIN ANALYZE {sql}").fetchall()[0][1])

@@ -143,6 +143,7 @@ def warm(database: str) -> None:
 
 def measure(method: str, database: str, where: str, key: str, regex: str) -> dict[str, Any]:
     from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.backends import backend_for
     from dagster_dataframely._engine.catalogue import rules
     from dagster_dataframely._engine.settings import CheckSettings
 
@@ -169,7 +170,9 @@ def measure(method: str, database: str, where: str, key: str, regex: str) -> dic
                         if method == "pushdown"
                         else None
                     )
-                    evaluation = evaluate_schema(checked, scan, catalogue, settings, pushdown=table)
+                    evaluation = evaluate_schema(
+                        checked, scan, catalogue, settings, backend=backend_for(table)
+                    )
                 failed, engines = sum(evaluation.failed.values()), evaluation.engines
         connection.close()
         return {**figures, "server_cpu_seconds": 0.0, "failed": failed, "engines": engines}
@@ -198,7 +201,7 @@ def measure(method: str, database: str, where: str, key: str, regex: str) -> dic
                 else None
             )
             evaluation = evaluate_schema(
-                checked, opened.scan(rows), catalogue, settings, pushdown=table
+                checked, opened.scan(rows), catalogue, settings, backend=backend_for(table)
             )
             failed, engines = sum(evaluation.failed.values()), evaluation.engines
         spent = server_cpu(server) - server_before  # while the backend lives

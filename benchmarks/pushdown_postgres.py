@@ -67,6 +67,7 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
     import psycopg
 
     from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.backends import backend_for
     from dagster_dataframely._engine.catalogue import rules
     from dagster_dataframely._engine.settings import CheckSettings
     from dagster_dataframely._engine.sql.backend import SQLTable
@@ -105,7 +106,7 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
                 database.scan(rows),
                 catalogue,
                 settings,
-                pushdown=table if method == "pushdown" else None,
+                backend=backend_for(table if method == "pushdown" else None),
             )
             failed = sum(evaluation.failed.values())
             if method == "pushdown":

@@ -127,6 +127,9 @@ def test_filters_on_members_of_one_duckdb_file_run_there_with_dataframelys_count
     # Each filter's kept keys are worked out once, for every member's queries to read.
     staged = [line for line in sent if "CREATE TEMPORARY TABLE" in line]
     assert len(staged) == len(filter_rules(Shop))
+    # ... and dropped when the check ends, each by its name.
+    dropped = {line.split()[-1] for line in sent if "DROP TABLE IF EXISTS" in line}
+    assert dropped == {f"__dy_staged_{n}" for n in range(len(staged))}
     samples = {
         (e.asset_key.to_user_string(), e.check_name): e.metadata["dy_failed_sample"]
         for e in result.get_asset_check_evaluations()

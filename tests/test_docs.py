@@ -46,6 +46,7 @@ ROOT = Path(__file__).resolve().parents[1]
 RUN_WHOLE = {
     "docs/collections.md": "tests/test_collection_docs.py",
     "docs/sources.md": "tests/test_sources_dbt.py",
+    "docs/infer.md": "tests/test_infer_docs.py",
 }
 PAGES = sorted(
     page
@@ -380,6 +381,14 @@ STATED: dict[str, Expectation] = {
         "dy_quarantine      ",
         "dy_row_count       13",
         "dy_rule            amount|min",
+    ),
+    "docs/failing-rows.md: Query the kept rows": _prints(
+        'kept in: "finance"."payments__dy_failures"',
+        "rows kept: 3",
+        'query: SELECT * FROM "finance"."payments__dy_failures" WHERE',
+        "│ 2          ┆ -5.0   ┆ true                 │",
+        "│ 3          ┆ -1.0   ┆ true                 │",
+        "│ 2            ┆ 1              ┆ 3       │",
     ),
     "docs/install.md: A minimal `Definitions` with checks": FIRST_CHECKS,
     "docs/install.md: Run it": _prints(

@@ -74,7 +74,7 @@ def test_a_duckdb_error_is_caught_when_duckdb_arrives_after_the_package(tmp_path
             source=dd.sources.DuckDBTableSource(),
         )
         job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
-        result = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).get_job_def(
+        result = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def(
             "checks"
         ).execute_in_process(instance=dg.DagsterInstance.ephemeral(), raise_on_error=False)
         (failure,) = result.get_step_failure_events()

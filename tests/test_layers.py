@@ -17,12 +17,12 @@ ROOT = Path(dagster_dataframely.__file__).parent
 
 #: Bottom to top: a part may import itself and any part of a lower layer.
 LAYERS: list[set[str]] = [
-    {"errors"},
+    {"errors", "_writing"},
     {"_engine"},
     {"_checks", "pandera", "io", "data", "testing"},
     {"_gated", "sources"},
-    {"_sidecar", "wiring"},
-    {"template_vars"},
+    {"_sidecar", "wiring", "infer"},
+    {"template_vars", "_cli"},
     {""},  # the root `__init__`: the public names
 ]
 #: The one import that runs up, lazily: the engine takes a Pandera model wherever it takes a

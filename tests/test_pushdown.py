@@ -80,7 +80,9 @@ def run_payments_checks(
     job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
     defs = dg.Definitions(assets=[spec], asset_checks=[checks], jobs=[job], resources=resources)
     instance = dg.DagsterInstance.ephemeral()
-    result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
+    result = defs.resolve_job_def("checks").execute_in_process(
+        instance=instance, raise_on_error=False
+    )
     return instance, result
 
 

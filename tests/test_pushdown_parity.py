@@ -102,9 +102,7 @@ def test_pushdown_counts_equal_the_polars_evaluator(rows: list[dict[str, object]
     catalogue = rules(Everything)
     table = _in_duckdb(frame)
 
-    pushed = table.evaluate(
-        Everything, frame.lazy(), catalogue, max_failure_samples=3, identify=["id"]
-    )
+    pushed = table.evaluate(frame.lazy(), catalogue, max_failure_samples=3, identify=["id"])
     reference = evaluate(frame.lazy(), catalogue, max_failure_samples=3, identify=["id"])
 
     assert pushed.row_count == reference.row_count == frame.height

@@ -170,7 +170,7 @@ def test_the_numeric_casts_convert_the_same_values_in_duckdb_postgres_and_polars
     reference = evaluate(casts.frame(frame.lazy(), columns), catalogue, max_failure_samples=0)
     found = {
         engine.dialect.name: engine.evaluate(
-            Numbers, casts.frame(lf, columns), catalogue, max_failure_samples=0, casts=casts.casts
+            casts.frame(lf, columns), catalogue, max_failure_samples=0, casts=casts.casts
         )
         for engine, lf in (
             (_in_duckdb(frame), frame.lazy()),

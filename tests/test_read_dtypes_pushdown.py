@@ -122,7 +122,9 @@ def _run(
         assets=[dg.AssetSpec("drifted")], asset_checks=[checks], jobs=[job], resources=resources
     )
     instance = dg.DagsterInstance.ephemeral()
-    result = defs.get_job_def("checks").execute_in_process(instance=instance, raise_on_error=False)
+    result = defs.resolve_job_def("checks").execute_in_process(
+        instance=instance, raise_on_error=False
+    )
     return instance, result
 
 

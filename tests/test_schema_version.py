@@ -54,6 +54,16 @@ def test_a_rule_made_warn_changes_the_version() -> None:
     assert schema_version(OrdersSchema) != schema_version(OrdersSchema, warn=("sku",))
 
 
+def test_a_tolerance_changes_the_version_and_no_tolerance_keeps_it() -> None:
+    """A tolerance decides what a gated asset writes (its circuit breaker), so changing one
+    marks the asset changed; an empty `tolerate=` changes nothing."""
+    base = schema_version(OrdersSchema)
+    tolerated = schema_version(OrdersSchema, tolerate={"amount|min": dd.Tolerance(error_above=5)})
+    wider = schema_version(OrdersSchema, tolerate={"amount|min": dd.Tolerance(error_above=50)})
+    assert len({base, tolerated, wider}) == 3
+    assert schema_version(OrdersSchema, tolerate={}) == base
+
+
 @pytest.mark.parametrize("seed", ["1", "2"])
 def test_the_version_is_the_same_in_another_python_process(seed: str) -> None:
     script = (

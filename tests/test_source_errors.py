@@ -146,7 +146,7 @@ def test_a_rule_the_database_fails_to_compute_is_an_evaluation_error(
     name, message = _error(result)
     assert name == "RuleEvaluationError"
     assert "Could not evaluate the rules of asset payments in postgres table" in message
-    assert "read table audit.broken_payments as role dd" in message
+    assert "PostgreSQL read table audit.broken_payments as role dd" in message
     assert "DivisionByZero" in message and "(query: SELECT" in message
     assert "GRANT" not in message and "materialized" not in message  # not a read's fixes
     _no_placeholder(instance, result, message)

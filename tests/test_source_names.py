@@ -44,7 +44,7 @@ def _checked(source: dd.sources.Source, resources: dict[str, Any], **metadata: s
     )
     job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("orders"))
     defs = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
-    return defs.get_job_def("checks").execute_in_process(raise_on_error=False)
+    return defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
 
 
 def _counts(result: Any) -> tuple[set[int], int]:
@@ -102,6 +102,18 @@ def test_a_table_name_that_is_not_one_fails_when_the_source_is_built(name: str) 
     assert "'schema.table'" in message and '"orders.v2"' in message  # the fix
 
 
+@pytest.mark.parametrize(
+    ("dialect", "title"),
+    [("snowflake", "Snowflake"), ("bigquery", "BigQuery"), ("mysql", "mysql")],
+)
+def test_a_bad_table_name_error_names_the_database(dialect: str, title: str) -> None:
+    """As its Dialect calls it; a dialect without one, as sqlglot does."""
+    with pytest.raises(InvalidSourceError) as raised:
+        dd.sources.SQLTableSource(resource_key="warehouse", dialect=dialect, table="a.b.c.d")
+
+    assert f"is not a {title} table name" in str(raised.value)
+
+
 def test_a_bad_dagster_table_name_fails_when_the_definitions_load() -> None:
     spec = dg.AssetSpec("orders", metadata={"dagster/table_name": "shop.main.orders.v2"})
 
@@ -140,7 +152,7 @@ def test_an_empty_table_read_by_its_metadata_name_is_named_in_the_warning(
     )
     instance = dg.DagsterInstance.ephemeral()
 
-    result = defs.get_job_def("checks").execute_in_process(instance=instance)
+    result = defs.resolve_job_def("checks").execute_in_process(instance=instance)
 
     read = logs(instance, result)
     assert any(

@@ -51,7 +51,7 @@ def _check(
         partitions_def=kwargs.pop("partitions_def", None),
     )
     defs = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
-    return defs.get_job_def("checks").execute_in_process(
+    return defs.resolve_job_def("checks").execute_in_process(
         instance=instance or dg.DagsterInstance.ephemeral(), raise_on_error=False, **kwargs
     )
 
@@ -172,11 +172,16 @@ def _daily_orders(day: str) -> pl.DataFrame:
 def daily_orders_in_duckdb(context: dg.AssetExecutionContext, duckdb: DuckDBResource) -> None:
     """Writes its partition to DuckDB itself, as a dbt model would: no IO manager stores it."""
     frame = _daily_orders(context.partition_key).with_columns(pl.col("status").cast(pl.String))
+    write_day(duckdb, context.partition_key, frame)
+
+
+def write_day(duckdb: DuckDBResource, day: str, frame: pl.DataFrame) -> None:
+    """`frame` as the rows of `day` in `sales.orders`, replacing that day's earlier rows."""
     with duckdb.get_connection() as connection:
         connection.execute("create schema if not exists sales")
         connection.register("frame", frame.to_arrow())
         connection.execute("create table if not exists sales.orders as select * from frame limit 0")
-        connection.execute(f"delete from sales.orders where day = '{context.partition_key}'")
+        connection.execute(f"delete from sales.orders where day = '{day}'")
         connection.execute("insert into sales.orders select * from frame")
 
 
@@ -280,8 +285,8 @@ def test_a_missing_duckdb_table_names_the_asset_and_the_source(tmp_path: Path) -
 # ---------------------------------- files and functions ---------------------------------- #
 
 
-def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
-    lake = tmp_path / "lake"
+def daily_files(lake: Path) -> dg.AssetsDefinition:
+    """A daily `orders` asset that writes each partition to its own file in `lake`."""
 
     @dg.asset(name="orders", partitions_def=DAYS)
     def orders_files(context: dg.AssetExecutionContext) -> None:
@@ -290,6 +295,12 @@ def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
             lake / f"{context.partition_key}.parquet"
         )
 
+    return orders_files
+
+
+def test_parquet_glob_is_scanned_by_partition(tmp_path: Path) -> None:
+    lake = tmp_path / "lake"
+    orders_files = daily_files(lake)
     source = dd.sources.ParquetSource(str(lake / "*.parquet"), partition_expr="day")
     assets = [
         orders_files,

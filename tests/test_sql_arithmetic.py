@@ -76,7 +76,7 @@ def _engine(rule: pl.Expr, dialect: str, **dtypes: pl.DataType) -> str:
     """Where the rule `rule` over columns of `dtypes` runs for `dialect`: the dialect, or
     `polars (reason)`."""
     schema = _schema((), rule)
-    compiled = compile_rules(schema, rules(schema), dtypes, DIALECTS[dialect])
+    compiled = compile_rules(rules(schema), dtypes, DIALECTS[dialect])
     return compiled.engines(DIALECTS[dialect])["arith"]
 
 
@@ -124,7 +124,7 @@ def test_arithmetic_that_cannot_wrap_runs_in_sql_on_64_bit_operands(
 ) -> None:
     # The operands are widened: PostgreSQL's smallint + smallint, DuckDB's INT16 sum, raise.
     schema = _schema((), rule)
-    compiled = compile_rules(schema, rules(schema), dtypes, DIALECTS["postgres"])
+    compiled = compile_rules(rules(schema), dtypes, DIALECTS["postgres"])
     assert compiled.fallbacks == {}
     assert compiled.conditions["arith"].sql(dialect="duckdb") == sql
 
@@ -261,7 +261,7 @@ def _assert_counts_alike(
     schema = _schema(columns, rule)
     expected = schema.filter(frame).failure.counts().get("arith", 0)
     sql_table, scanned = table(frame)
-    evaluated = sql_table.evaluate(schema, scanned, rules(schema), max_failure_samples=2)
+    evaluated = sql_table.evaluate(scanned, rules(schema), max_failure_samples=2)
     assert evaluated.failed.get("arith", 0) == expected, (rule, evaluated.engines)
     event(f"ran in {evaluated.engines['arith'].partition(' (')[0]}")  # both sides are exercised
 

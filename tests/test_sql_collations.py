@@ -136,7 +136,7 @@ def test_duckdb_collations_and_time_units_count_what_dataframely_counts(
         select = relation(connection, "checked", None, None)
         table = pushdown(connection, select, lambda _: None, resource_key="db")
         evaluation = table.evaluate(
-            Collated, frame.lazy(), rules(Collated), max_failure_samples=2, identify=["key"]
+            frame.lazy(), rules(Collated), max_failure_samples=2, identify=["key"]
         )
 
     assert _pushed(evaluation) == _dataframely(Collated, frame)
@@ -227,9 +227,7 @@ def test_postgres_collations_and_padded_types_count_what_dataframely_counts(
     facts = read_facts(select, dialect, database.run)
     table = SQLTable.of(select, dialect="postgres", run=database.run, facts=facts)
     scanned = database.scan(select)
-    evaluation = table.evaluate(
-        Typed, scanned, rules(Typed), max_failure_samples=2, identify=["key"]
-    )
+    evaluation = table.evaluate(scanned, rules(Typed), max_failure_samples=2, identify=["key"])
 
     assert _pushed(evaluation) == _dataframely(Typed, scanned.collect())
     for rule in ("primary_key", "label_listed", "label_is_not_lower_a"):
@@ -328,9 +326,7 @@ def test_a_collated_column_falls_back_where_the_dialect_has_no_binary_collation(
         label = dy.String(min_length=1)
 
     dtypes = {"key": pl.String(), "label": pl.String()}
-    compiled = compile_rules(
-        Plain, rules(Plain), dtypes, DIALECTS[dialect], facts=TableFacts(facts)
-    )
+    compiled = compile_rules(rules(Plain), dtypes, DIALECTS[dialect], facts=TableFacts(facts))
     # Every rule that compares the collated column's values falls back, with the collation as
     # its reason; a null test means the same under every collation and stays in SQL.
     reason = f"collation {collation}"
@@ -433,7 +429,7 @@ def test_a_citext_column_is_counted_in_polars_which_tells_case_apart(
     table = SQLTable.of(select, dialect="postgres", run=database.run, facts=facts)
     scanned = database.scan(select)
 
-    evaluation = table.evaluate(Emails, scanned, rules(Emails), max_failure_samples=2)
+    evaluation = table.evaluate(scanned, rules(Emails), max_failure_samples=2)
 
     assert _pushed(evaluation) == _dataframely(Emails, scanned.collect()) == {"email_listed": 1}
     reason = "polars (citext compares case-insensitively)"
@@ -448,7 +444,7 @@ def test_without_the_catalog_every_rule_comparing_text_falls_back() -> None:
     """A catalog that could not be read leaves the collation of every text column unknown."""
     dtypes = {"email": pl.String()}
     compiled = compile_rules(
-        Emails, rules(Emails), dtypes, DIALECTS["postgres"], facts=TableFacts(read=False)
+        rules(Emails), dtypes, DIALECTS["postgres"], facts=TableFacts(read=False)
     )
     assert compiled.fallbacks == dict.fromkeys(["primary_key", "email_listed"], "collation unknown")
     assert list(compiled.conditions) == ["email|nullability"]

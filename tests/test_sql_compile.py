@@ -41,7 +41,7 @@ FALLBACKS = {
 @pytest.mark.parametrize("dialect", sorted(DIALECTS))
 def test_each_dialect_pushes_down_all_but_its_listed_fallbacks(dialect: str) -> None:
     catalogue = rules(Everything)
-    compiled = compile_rules(Everything, catalogue, DTYPES, DIALECTS[dialect]).conditions
+    compiled = compile_rules(catalogue, DTYPES, DIALECTS[dialect]).conditions
     assert {rule.name for rule in catalogue} - set(compiled) == FALLBACKS[dialect]
 
 
@@ -49,7 +49,7 @@ def test_each_dialect_pushes_down_all_but_its_listed_fallbacks(dialect: str) -> 
 def test_each_dialect_renders_one_count_query_it_parses_back(dialect: str) -> None:
     catalogue = rules(Everything)
     table = SQLTable.of(exp.select(exp.Star()).from_("payments"), dialect=dialect, run=print)
-    compiled = compile_rules(Everything, catalogue, DTYPES, table.dialect).conditions
+    compiled = compile_rules(catalogue, DTYPES, table.dialect).conditions
     pushed = [rule for rule in catalogue if rule.name in compiled]
     by_row = [rule for rule in pushed if rule.distinct_over is None]
 
@@ -106,7 +106,7 @@ def test_each_dialect_casts_all_but_its_listed_fallbacks_in_one_query_it_parses_
 def test_dialect_forms_of_nan_byte_length_and_regex() -> None:
     def rendered(dialect: str, rule: str) -> str:
         (found,) = [r for r in rules(Everything) if r.name == rule]
-        condition = compile_rules(Everything, [found], DTYPES, DIALECTS[dialect]).conditions[rule]
+        condition = compile_rules([found], DTYPES, DIALECTS[dialect]).conditions[rule]
         return condition.sql(dialect=dialect)
 
     assert rendered("duckdb", "code|max_length") == 'STRLEN("code") <= 5'
@@ -219,6 +219,12 @@ def test_a_bare_table_name_means_what_the_database_reads_it_as(
         ("bigquery", "TIMESTAMP", None, None, pl.Datetime("us", "UTC")),
         ("bigquery", "DATETIME", None, None, pl.Datetime("us")),
         ("postgres", "int4", None, None, pl.Int32()),
+        ("postgres", "numeric", 10, 0, pl.Decimal(10, 0)),  # NUMBER(p, 0) is Int64 only there
+        ("postgres", "numeric", None, None, pl.Float64()),  # no fixed scale
+        # A dialect with no rules here is read as sqlglot reads its names.
+        ("mysql", "DECIMAL", 12, 0, pl.Decimal(12, 0)),
+        ("mysql", "BIGINT", None, None, pl.Int64()),
+        ("mysql", "DATETIME", None, None, pl.Datetime("us")),
     ],
 )
 def test_the_dtype_a_driver_describes_is_the_databases_type(

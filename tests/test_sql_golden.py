@@ -71,7 +71,7 @@ def _queries(dialect: str) -> dict[str, str]:
         lambda _: {"value": pl.Datetime("us")}, "shop.orders", dialect, DAY, "ordered_at"
     )
     table = SQLTable.of(rows, dialect=dialect, run=lambda _: pl.DataFrame())
-    compiled = compile_rules(Orders, catalogue, pl.Schema(DTYPES), table.dialect).conditions
+    compiled = compile_rules(catalogue, pl.Schema(DTYPES), table.dialect).conditions
     by_row = [rule for rule in catalogue if rule.name in compiled and not rule.distinct_over]
     shown = ["order_id", "amount"]
     return {

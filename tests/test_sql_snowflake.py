@@ -26,6 +26,7 @@ from test_pushdown import _outcomes, run_payments_checks
 import dagster_dataframely as dd
 from dagster_dataframely._engine.sql.catalog import read_facts
 from dagster_dataframely._engine.sql.dialects import DIALECTS
+from dagster_dataframely._engine.sql.sessions import Current, pinning
 from dagster_dataframely.sources._sql_query import relation as sql_relation
 
 
@@ -223,3 +224,70 @@ def test_snowflake_catalog_query_runs_on_fakesnow(warehouse: SnowflakeWarehouse)
     assert facts.read
     assert list(facts.columns) == ["ID", "NOTE"]
     assert all(column.collation is None for column in facts.columns.values())
+
+
+def test_the_snowflake_session_is_read_and_its_statements_run_on_fakesnow(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    """`SHOW PARAMETERS IN SESSION` is read as the pinned parameters' values and levels;
+    fakesnow's session already has the pinned values, so a check sends it no `ALTER SESSION`
+    (the statements of a session that differs: test_sql_sessions.py). Those it takes run."""
+    snowflake = DIALECTS["snowflake"]
+    with warehouse.get_connection() as connection:
+        cursor = connection.cursor()
+        cursor.execute(snowflake.read_session(list(snowflake.session_settings)).sql("snowflake"))
+        names = [column[0] for column in cursor.description]
+        rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        current = snowflake.current_session(rows)
+        for value in (False, None):  # pinned, then unset to inherit again
+            for statement in snowflake.set_session({"QUOTED_IDENTIFIERS_IGNORE_CASE": value}):
+                cursor.execute(statement.sql(dialect="snowflake"))
+
+    assert current == {
+        "QUOTED_IDENTIFIERS_IGNORE_CASE": Current("false", own=False),
+        "TIMEZONE": Current("Etc/UTC", own=False),
+    }
+    assert pinning(snowflake.session_settings, current).pin == {}
+
+
+class ExactPayments(Payments):
+    """`Payments` without the rule Snowflake leaves to polars."""
+
+    currency = dy.String(min_length=3, max_length=3)
+
+
+def _kept_rows(warehouse: SnowflakeWarehouse, schema: type[dy.Schema]) -> dict[str, int]:
+    """The failing rows a run keeps, as flag -> rows, read back from the failures table."""
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
+    checks = dd.schema_checks(schema, asset="payments", source=_source(), keep_failing_rows=True)
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
+    defs = dg.Definitions(
+        assets=[spec], asset_checks=[checks], jobs=[job], resources={"warehouse": warehouse}
+    )
+    result = defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
+    metadata = evaluations(result)["dy_rule__primary_key"].metadata
+    assert "dy_failing_rows" in metadata
+    assert metadata["dy_failing_rows_table"].value == '"FINANCE"."PAYMENTS__DY_FAILURES"'
+    with warehouse.get_connection() as connection:
+        cursor = connection.cursor()
+        cursor.execute("SELECT * FROM finance.payments__dy_failures")  # a bare name, folded
+        names = [column[0] for column in cursor.description]
+        kept = pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
+    assert set(kept["dy_run_id"]) == {result.run_id}
+    return {
+        name: int(kept[name].sum())
+        for name in kept.columns
+        if name.startswith("dy_rule__") and kept[name].sum()
+    }
+
+
+def test_failing_rows_are_kept_in_snowflake_by_insert_select_and_by_values(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    expected = {name: n for name, n in _polars_counts().items() if n}
+
+    in_sql = _kept_rows(warehouse, ExactPayments)
+    in_polars = _kept_rows(warehouse, Payments)  # the regex rule selects its rows in polars
+
+    assert in_sql == {n: c for n, c in expected.items() if n != "dy_rule__currency__regex"}
+    assert in_polars == expected

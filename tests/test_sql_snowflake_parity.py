@@ -70,9 +70,7 @@ def test_snowflake_sql_counts_what_the_polars_evaluator_counts(
     table = SQLTable.of(select, dialect="snowflake", run=database.run)
     scanned = database.scan(select)
 
-    in_snowflake = table.evaluate(
-        generated.Everything, scanned, catalogue, max_failure_samples=3, identify=["id"]
-    )
+    in_snowflake = table.evaluate(scanned, catalogue, max_failure_samples=3, identify=["id"])
     reference = evaluate(frame.lazy(), catalogue, max_failure_samples=3, identify=["id"])
 
     assert scanned.collect_schema() == frame.schema

@@ -77,11 +77,9 @@ def test_postgres_and_duckdb_count_what_the_polars_evaluator_counts(
     table = SQLTable.of(select, dialect="postgres", run=database.run)
     scanned = database.scan(select)
 
-    in_postgres = table.evaluate(
-        generated.Everything, scanned, catalogue, max_failure_samples=3, identify=["id"]
-    )
+    in_postgres = table.evaluate(scanned, catalogue, max_failure_samples=3, identify=["id"])
     in_duckdb = generated._in_duckdb(frame).evaluate(
-        generated.Everything, frame.lazy(), catalogue, max_failure_samples=3, identify=["id"]
+        frame.lazy(), catalogue, max_failure_samples=3, identify=["id"]
     )
     reference = evaluate(frame.lazy(), catalogue, max_failure_samples=3, identify=["id"])
 

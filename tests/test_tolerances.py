@@ -214,7 +214,7 @@ def test_a_warn_rule_cannot_tolerate_up_to_an_error() -> None:
 
 
 def test_a_gated_asset_refuses_a_schema_with_tolerances() -> None:
-    with pytest.raises(InvalidToleranceError, match=r"dd.asset .* dd.schema_checks"):
+    with pytest.raises(InvalidToleranceError, match=r"dd.asset has no quarantine.*quarantine=True"):
         dd.asset(Payments)(lambda: _payments())
 
 

@@ -1,11 +1,12 @@
 """dagster-dataframely: a table's Dataframely schema as Dagster's single source of data quality.
 
 `import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`, the Pandera
-compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`).
+compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`), schemas written
+from tables and dbt projects in `dd.infer` (`dd.infer_schema`).
 """
 
 from importlib import import_module
-from types import ModuleType
+from typing import Any
 
 from . import data, errors, sources, testing, wiring
 from ._engine.severity import warn
@@ -27,6 +28,8 @@ __all__ = [
     "collection_checks",
     "data",
     "errors",
+    "infer",
+    "infer_schema",
     "pandera",
     "schema_checks",
     "sources",
@@ -38,8 +41,11 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> ModuleType:
-    # `dd.pandera` imports Pandera, an optional dependency: load it on first use only.
-    if name == "pandera":
-        return import_module(f"{__name__}.pandera")
+def __getattr__(name: str) -> Any:
+    # `dd.pandera` imports Pandera, an optional dependency, and `dd.infer` sqlglot and the
+    # readers it infers with: load them on first use only.
+    if name in ("pandera", "infer"):
+        return import_module(f"{__name__}.{name}")
+    if name == "infer_schema":
+        return import_module(f"{__name__}.infer").infer_schema
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -29,9 +29,12 @@ __all__ = [
     "RuleEvaluationError",
     "SourceConnectionError",
     "SourceReadError",
+    "TableNotFoundError",
     "UnknownAssetError",
+    "UnknownModelError",
     "UnloadableAssetError",
     "UnsupportedFrameError",
+    "UnsupportedManifestError",
     "UnsupportedSchemaError",
     "ValidationAbortError",
 ]
@@ -160,7 +163,8 @@ class ColumnSchemaError(DagsterDataframelyError):
 
 
 class ValidationAbortError(DagsterDataframelyError):
-    """Rows failed `"error"` rules and the asset does not quarantine: nothing was written.
+    """Rows failed `"error"` rules and the asset does not quarantine, or (the circuit breaker)
+    failed them on more rows than their tolerance allows: nothing was written to the table.
 
     Attributes:
         counts: rule name -> failed rows, for the `"error"` rules that failed.
@@ -204,3 +208,19 @@ class QuarantineLayoutError(DagsterDataframelyError):
         #: its columns, and the columns of the quarantine this run writes
         self.stored = stored
         self.written = written
+
+
+class TableNotFoundError(DagsterDataframelyError, LookupError):
+    """A schema cannot be inferred for a table, file or connection that holds no readable
+    table; the message names it, the closest names the database has, and what to give."""
+
+
+class UnsupportedManifestError(DagsterDataframelyError, ValueError):
+    """A dbt `manifest.json` of a schema version this package does not read, or not a dbt
+    manifest at all; the message names the version found and the dbt versions that write a
+    readable one."""
+
+
+class UnknownModelError(DagsterDataframelyError, LookupError):
+    """A model selected by name that the dbt manifest does not have; the message lists the
+    closest model names it has."""

@@ -23,8 +23,9 @@ from pandera_models import (
 )
 from pandera_support import frames, load
 
+from dagster_dataframely._writing import layout
 from dagster_dataframely.errors import UnsupportedSchemaError
-from dagster_dataframely.pandera import _migrate, migrate, to_dataframely
+from dagster_dataframely.pandera import migrate, to_dataframely
 from dagster_dataframely.wiring import rules
 
 
@@ -70,7 +71,7 @@ def test_source_without_ruff_is_the_same_module(
     model: Any, name: str, frame: Any, tmp_path: Path, monkeypatch: Any
 ) -> None:
     formatted = migrate(model)
-    monkeypatch.setattr(_migrate, "_ruff", lambda: None)
+    monkeypatch.setattr(layout, "_ruff", lambda: None)
     raw = migrate(model)
     assert catalogue(getattr(load(raw, tmp_path), name)) == catalogue(to_dataframely(model))
     lint = subprocess.run(

@@ -14,7 +14,7 @@ from .._engine.schemas import SchemaLike, as_dataframely
 COLUMN_SCHEMA_KEY = "dagster/column_schema"
 
 # Shown through `nullable` and `unique` flags of the column, not as extra constraints.
-_FLAG_SUFFIXES = ("|nullability", "|unique")
+_FLAG_KINDS = ("nullability", "unique")
 
 
 def table_schema(schema: SchemaLike) -> dg.TableSchema:
@@ -43,7 +43,7 @@ def table_schema(schema: SchemaLike) -> dg.TableSchema:
                 + [
                     _constraint(rule)
                     for rule in catalogue
-                    if rule.column == name and not rule.name.endswith(_FLAG_SUFFIXES)
+                    if rule.column == name and rule.kind not in _FLAG_KINDS
                 ],
             ),
             tags=_tags(column.metadata),

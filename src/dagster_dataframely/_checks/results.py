@@ -9,15 +9,17 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from .._engine.backends import POLARS_BACKEND, Backend, backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.display import share, shorten, table
-from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches, evaluate
+from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
+from .kept import Keeper, keeping
 from .specs import Check, plan
 from .verdicts import Verdict
 
@@ -86,11 +88,13 @@ def schema_results(
     severity: dg.AssetCheckSeverity | None = None,
     read_dtypes: ReadDtypes | None = None,
     pushdown: SQLTable | None = None,
+    keep: Keeper | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
     casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
-    `pushdown` (the same rows in a database), the rules are evaluated there."""
+    `pushdown` (the same rows in a database), the rules are evaluated there. `keep` keeps
+    the failing rows and says where on each failing check."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
@@ -100,13 +104,27 @@ def schema_results(
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     catalogue = [rule for check in planned for rule in check.rules]
-    evaluation = evaluate_schema(schema, lf, catalogue, settings, casts=casts, pushdown=pushdown)
+    evaluation = evaluate_schema(
+        schema, lf, catalogue, settings, casts=casts, backend=backend_for(pushdown)
+    )
     if casts.casts:
         result, error = casts.result(schema, asset_key, evaluation, schema.primary_key())
         yield result
         if error is not None:
             raise error
-    yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
+    if keep is None:
+        yield from results(planned, evaluation, asset_key=asset_key, severity=severity)
+        return
+    every = rules(schema, warn=warn, tolerate=tolerate)
+    kept = keep(
+        schema,
+        casts.frame(lf, schema.column_names()),
+        every,
+        evaluation,
+        None if casts.casts else pushdown,
+    )
+    found = results(planned, evaluation, asset_key=asset_key, severity=severity)
+    yield from keeping(planned, found, kept, evaluation)
 
 
 def evaluate_schema(
@@ -116,28 +134,19 @@ def evaluate_schema(
     settings: CheckSettings,
     *,
     casts: Casts = NO_CASTS,
-    pushdown: SQLTable | None = None,
+    backend: Backend = POLARS_BACKEND,
 ) -> Evaluation:
     """`catalogue` (rules of `schema`) evaluated on the schema's columns of `frame`, failing
     rows identified by the primary key and sampled as `settings` say; with `casts`, on the
-    cast columns, each cast's failures counted in the same pass. With `pushdown`, in the
-    database, casts included (rules and casts without an exact SQL form on `frame`, by
-    polars)."""
-    cast = casts.frame(frame, schema.column_names())
-    if pushdown is not None:
-        return pushdown.evaluate(
-            schema,
-            cast,
-            [*catalogue, *casts.rules],
-            max_failure_samples=settings.max_failure_samples,
-            identify=schema.primary_key(),
-            casts=casts.casts,
-        )
-    return evaluate(
-        cast,
+    cast columns, each cast's failures counted in the same pass. By `backend`: polars, or a
+    database (`backend_for`), casts included (rules and casts without an exact SQL form on
+    `frame`, by polars)."""
+    return backend.evaluate(
+        casts.frame(frame, schema.column_names()),
         [*catalogue, *casts.rules],
         max_failure_samples=settings.max_failure_samples,
         identify=schema.primary_key(),
+        casts=casts.casts,
     )
 
 

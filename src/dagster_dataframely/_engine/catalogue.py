@@ -48,6 +48,14 @@ class Rule:
             translation marks. Dataframely counts rows, so its own rules pass an empty table.
         tolerance: The failing rows its check tolerates (`dd.tolerate`, `tolerate=`); None
             for its severity's zero tolerance.
+        kind: What the rule checks, so no backend parses its name again: a column rule's
+            Dataframely suffix (`min`, `max_exclusive`, `regex`, `nullability`, `is_in`,
+            `min_length`, `unique`, `check`, `check__<name>`, `inner_...`), `primary_key`,
+            `rule` for a `@dy.rule`, `cast` for a cast's rule, `filter` and
+            `failure_propagation` for a collection's.
+        value: The constraint's value where its kind has one: the bound, the pattern, the
+            `is_in` values (a tuple), the length, the resolution; a propagating member's
+            name; else None.
     """
 
     name: str
@@ -60,6 +68,8 @@ class Rule:
     distinct_over: tuple[str, ...] | None = None
     judges_table: bool = False
     tolerance: Tolerance | None = None
+    kind: str = "rule"
+    value: Any = field(default=None, compare=False)
 
     @property
     def limits(self) -> Tolerance:
@@ -123,9 +133,24 @@ def _rules(
                 distinct_over=_distinct_over(schema, column, suffix),
                 judges_table=name in judging,
                 tolerance=tolerances.get(name),
+                kind=suffix if column is not None or suffix == "primary_key" else "rule",
+                value=None if column is None else _value(columns[column], suffix),
             )
         )
     return tuple(catalogue)
+
+
+#: The kinds whose constraint value is the column setting of the same name.
+_VALUED = frozenset(
+    ("min", "min_exclusive", "max", "max_exclusive", "min_length", "max_length", "regex")
+) | {"resolution"}
+
+
+def _value(column: dy.Column, kind: str) -> Any:
+    """The constraint value of a column rule of `kind`, read once from the column's settings."""
+    if kind == "is_in":
+        return tuple(column.is_in)  # type: ignore[attr-defined]
+    return getattr(column, kind, None) if kind in _VALUED else None
 
 
 def _schema_rule_description(schema: type[dy.Schema], name: str) -> str:

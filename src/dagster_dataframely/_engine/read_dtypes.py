@@ -123,6 +123,7 @@ class Cast:
             description=f"{self.column}: {self.read} values that are {self.declared} values",
             expression=str(back),
             expr=back,
+            kind="cast",
         )
 
 

@@ -11,27 +11,36 @@ from __future__ import annotations
 import hashlib
 import json
 import re
+from collections.abc import Mapping
+from typing import Any
 
 import dataframely as dy
 import polars as pl
 
-from .catalogue import rules
+from .catalogue import Rule, rules
 from .dataframely_internals import rule_expressions
 
 _DIGITS = 12
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
 
 
-def schema_version(schema: type[dy.Schema], *, warn: tuple[str, ...] = ()) -> str:
-    """The first hex digits of the sha256 of `schema`'s columns, rules and severities."""
-    severity = {rule.name: rule.severity for rule in rules(schema, warn=warn)}
+def schema_version(
+    schema: type[dy.Schema],
+    *,
+    warn: tuple[str, ...] = (),
+    tolerate: Mapping[str, Any] | None = None,
+) -> str:
+    """The first hex digits of the sha256 of `schema`'s columns, rules, severities and
+    tolerances (the asset's `tolerate` over the schema's): a tolerance decides what a gated
+    asset writes. A rule without one hashes as it did before tolerances existed."""
+    catalogue = {rule.name: rule for rule in rules(schema, warn=warn, tolerate=tolerate)}
     document = {
         "columns": [
             [name, str(column.dtype), column.nullable, column.primary_key]
             for name, column in schema.columns().items()
         ],
         "rules": [
-            [name, _expression(expr), severity[name]]
+            [name, _expression(expr), catalogue[name].severity, *_tolerance(catalogue[name])]
             for name, expr in rule_expressions(schema).items()
         ],
     }
@@ -40,11 +49,19 @@ def schema_version(schema: type[dy.Schema], *, warn: tuple[str, ...] = ()) -> st
 
 
 def code_version(
-    schema: type[dy.Schema], *, warn: tuple[str, ...] = (), user: str | None = None
+    schema: type[dy.Schema],
+    *,
+    warn: tuple[str, ...] = (),
+    tolerate: Mapping[str, Any] | None = None,
+    user: str | None = None,
 ) -> str:
     """The asset's code version: the user's (if any), then `schema.<hash>`."""
-    version = f"schema.{schema_version(schema, warn=warn)}"
+    version = f"schema.{schema_version(schema, warn=warn, tolerate=tolerate)}"
     return version if user is None else f"{user}+{version}"
+
+
+def _tolerance(rule: Rule) -> list[str]:
+    return [] if rule.tolerance is None else [str(rule.tolerance)]
 
 
 def _expression(expr: pl.Expr) -> str:

@@ -55,6 +55,14 @@ def _count(value: Any) -> int:
     return number
 
 
+def _keep(value: Any) -> bool | str:
+    """True or False as `_flag` reads them, else a non-empty name of where to keep."""
+    try:
+        return _flag(value)
+    except ValueError:
+        return _text(value)
+
+
 def _text(value: Any) -> str:
     if not isinstance(value, (str, os.PathLike)) or not str(value):
         raise ValueError("expected a non-empty path")
@@ -71,6 +79,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "max_failure_samples": (_count, 5),
     "quarantine_dir": (_text, "quarantine"),
     "read_dtypes": (_choice("strict", "cast"), "strict"),
+    "keep_failing_rows": (_keep, False),
+    "max_failing_rows": (_count, 1_000_000),
 }
 
 

@@ -18,7 +18,7 @@ import dataframely as dy
 
 from ..errors import InvalidToleranceError
 from .dataframely_internals import rule_expressions
-from .severity import Severity, listed, unknown_names
+from .severity import Severity, unknown_names
 
 S = TypeVar("S", bound=type[dy.Schema])
 
@@ -283,20 +283,4 @@ def _guard_names(
         raise InvalidToleranceError(
             f"{where} names {', '.join(map(repr, unknown))}, neither a rule nor a column of "
             f"schema {schema.__name__}.{known}"
-        )
-
-
-def refuse_on_gate(schema: type[dy.Schema], *, where: str) -> None:
-    """Raise `InvalidToleranceError` when `schema` declares tolerances: a gated asset (`where`)
-    splits rows by severity alone, and a tolerated `"error"` rule would let invalid rows into
-    a table downstream reads as valid."""
-    names = declared(schema)
-    if names:
-        raise InvalidToleranceError(
-            f"{where} got schema {schema.__name__}, which declares tolerances (dd.tolerate) for "
-            f"{listed(sorted(names))}. A gated asset does not take tolerances: an 'error' "
-            f"rule's tolerance would write invalid rows into a table downstream reads as "
-            f"dy.DataFrame[{schema.__name__}]. Check the table beside the asset with "
-            "dd.schema_checks (or dd.with_schemas) and pass the tolerances there with tolerate=, "
-            "or drop dd.tolerate from the schema."
         )

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import functools
 import inspect
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,14 +24,15 @@ from .._checks import step_internals
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
+from .._engine.catalogue import rules
 from .._engine.display import type_name
 from .._engine.schema_version import code_version
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
-from .._engine.tolerance import refuse_on_gate
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
+from .breaker import refuse_without_quarantine
 from .gate import gated_results, skipped_results
 from .quarantine import QuarantineStep, declared_quarantine, file_writer, writing
 from .quarantine import quarantine_key as default_quarantine_key
@@ -52,6 +53,7 @@ def asset(
     quarantine: bool | None = None,
     filter: bool | None = None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     statistics: bool | None = None,
@@ -78,6 +80,9 @@ def asset(
     `statistics` True, `row_sample` 5, ...). `quarantine_key` names the quarantine asset
     (default: the table's key with `_quarantine` appended to its last part), and
     `quarantine_io_manager_key` the IO manager that stores it (default: the table's).
+    Tolerances (`dd.tolerate` on the schema, `tolerate=` here) set the verdicts of the checks;
+    on an `"error"` rule one needs a quarantine, and is its circuit breaker: the rule's rows
+    are quarantined up to its error tolerance, above it the run fails and writes no table.
 
     Example:
         ```python
@@ -110,11 +115,16 @@ def asset(
                 f"dd.asset got {name}={value!r} without a quarantine: it says where the "
                 f"quarantine goes. Pass quarantine=True as well, or drop {name}."
             )
-    refuse_on_gate(as_dataframely(schema), where="dd.asset")
+    dy_schema = as_dataframely(schema)
+    if not resolved_quarantine:  # the catalogue checks the names in `tolerate` too
+        refuse_without_quarantine(
+            rules(dy_schema, warn=warn, tolerate=tolerate), dy_schema.__name__, where="dd.asset"
+        )
     gate = _Gate(
-        schema=as_dataframely(schema),
+        schema=dy_schema,
         quarantine=resolved_quarantine,
         warn=warn_names(warn),
+        tolerate=None if tolerate is None else dict(tolerate),
         check_granularity=resolve("check_granularity", check_granularity),
         schema_rules=resolve("schema_rules", schema_rules),
         statistics=resolve("statistics", statistics),
@@ -140,6 +150,7 @@ def asset(
             gate.schema,
             asset=key,
             warn=gate.warn,
+            tolerate=gate.tolerate,
             check_granularity=gate.check_granularity,
             schema_rules=gate.schema_rules,
             quarantine=gate.quarantine,
@@ -151,7 +162,10 @@ def asset(
             "metadata": {**(asset_kwargs.get("metadata") or {}), **schema_metadata(gate.schema)},
             "check_specs": [*specs, *(asset_kwargs.get("check_specs") or ())],
             "code_version": code_version(
-                gate.schema, warn=gate.warn, user=asset_kwargs.get("code_version")
+                gate.schema,
+                warn=gate.warn,
+                tolerate=gate.tolerate,
+                user=asset_kwargs.get("code_version"),
             ),
         }
         if gate.quarantine:
@@ -182,6 +196,7 @@ class _Gate:
     schema: type[dy.Schema]
     quarantine: bool
     warn: tuple[str, ...]
+    tolerate: dict[str, Any] | None
     check_granularity: str
     schema_rules: str
     statistics: bool
@@ -215,6 +230,7 @@ class _Gate:
                 valid_key=key,
                 quarantine=self._quarantine(context, key) if self.quarantine else None,
                 warn=self.warn,
+                tolerate=self.tolerate,
                 check_granularity=self.check_granularity,
                 schema_rules=self.schema_rules,
                 max_failure_samples=self.max_failure_samples,
@@ -258,6 +274,7 @@ class _Gate:
             asset_key=key,
             reason=reason,
             warn=self.warn,
+            tolerate=self.tolerate,
             check_granularity=self.check_granularity,
             schema_rules=self.schema_rules,
         )

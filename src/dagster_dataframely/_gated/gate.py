@@ -10,7 +10,10 @@ The outcomes, in order of precedence:
 - the same with a writer: the quarantine is written first (a failing writer fails the run
   before the table is written, after every check result is yielded), then the table with the
   other rows, success;
-- every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`.
+- every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`;
+- with a writer, an `"error"` rule above its tolerance (`dd.tolerate`, `tolerate=`): the
+  quarantine is written, the table not, `ValidationAbortError` (the circuit breaker,
+  `breaker`); without a writer such a tolerance is refused before anything runs.
 
 With a writer, every run that gets past the column-schema check writes the quarantine, an
 empty one when no row failed an `"error"` rule, so what is stored there is never older than
@@ -50,8 +53,8 @@ from .._engine.evaluate import Evaluation, as_lazy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.statistics import statistics as column_statistics
-from .._engine.tolerance import refuse_on_gate
 from ..errors import NoValidRowsError, ValidationAbortError
+from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 from .split import Split, by_rules, split_eagerly, split_lazily
 
@@ -69,6 +72,7 @@ def validation_results(
     valid_key: dg.AssetKey | str | Sequence[str],
     quarantine_writer: QuarantineWriter | None = None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -85,7 +89,10 @@ def validation_results(
     With one, the writer is called on every run that passes the column-schema check, before
     the table is written, with an empty quarantine frame when no row failed an `"error"`
     rule, so the stored quarantine is never older than the table.
-    Pass the same `warn`, `check_granularity` and `schema_rules` as to `check_specs`.
+    Pass the same `warn`, `tolerate`, `check_granularity` and `schema_rules` as to
+    `check_specs`. With a writer, an `"error"` rule's tolerance is a circuit breaker (its rows
+    are quarantined up to it; above it nothing is written to the table and the run fails);
+    without one, a tolerance on an `"error"` rule raises `InvalidToleranceError`.
     """
     yield from gated_results(
         schema,
@@ -93,6 +100,7 @@ def validation_results(
         valid_key=valid_key,
         quarantine=None if quarantine_writer is None else writing(quarantine_writer),
         warn=warn,
+        tolerate=tolerate,
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
@@ -108,6 +116,7 @@ def gated_results(
     valid_key: dg.AssetKey | str | Sequence[str],
     quarantine: QuarantineStep | None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     max_failure_samples: int | None = None,
@@ -124,8 +133,12 @@ def gated_results(
     the table's `value=` is a plan too when `table_takes_lazy` (its IO manager sinks it),
     else the written rows collected (and only those)."""
     dy_schema = as_dataframely(schema)
-    refuse_on_gate(dy_schema, where="validation_results")
     key = parse_asset_key(valid_key, argument="valid_key")
+    catalogue = rules(dy_schema, warn=warn, tolerate=tolerate)
+    if quarantine is None:
+        refuse_without_quarantine(
+            catalogue, dy_schema.__name__, where=f"The gate of asset {key.to_user_string()}"
+        )
     settings = CheckSettings.resolve(
         check_granularity=check_granularity,
         schema_rules=schema_rules,
@@ -149,7 +162,6 @@ def gated_results(
             columns
         )
     )
-    catalogue = rules(dy_schema, warn=warn)
     evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
@@ -182,12 +194,21 @@ def gated_results(
         "dy_quarantine": address,
         "dy_quarantined_rows": split.invalid_rows,
     }
+    held_back = f"quarantined: held back in {address}"
+    broken = tripped(catalogue, evaluation)
+    if broken:  # the circuit breaker: above a tolerance, no part of the table is written
+        stopped = f"{held_back}; the table was not written (rules above their tolerance)"
+        yield from told(_Fate(error=stopped, warn=_STOPPED, quarantine=address))
+        raise ValidationAbortError(
+            trip_message(dy_schema.__name__, key, broken, catalogue, evaluation.row_count, address),
+            counts=blocked,
+            quarantine=address,
+        )
     if not split.invalid_rows:
         yield described.materialization(key, split, quarantined)
         yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
         return
     quarantined["invalid_by_rules"] = table(by_rules(split.combinations, failing))
-    held_back = f"quarantined: held back in {address}"
     if not split.written_rows:
         # every row broke an "error" rule, so the rows of the "warn" rules are held back too
         everything = f"{held_back}; the table was not written (no valid rows)"
@@ -208,6 +229,7 @@ def skipped_results(
     asset_key: dg.AssetKey,
     reason: str,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
@@ -219,7 +241,7 @@ def skipped_results(
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
-    catalogue = rules(dy_schema, warn=warn)
+    catalogue = rules(dy_schema, warn=warn, tolerate=tolerate)
     own_dtypes = {name: column.dtype for name, column in dy_schema.columns().items()}
     nothing = Evaluation(
         row_count=0, failed=dict.fromkeys((r.name for r in catalogue), 0), samples={}
@@ -235,6 +257,7 @@ def skipped_results(
 
 _WRITTEN = "written to the table"
 _ABORTED = 'not written: rows failed "error" rules, so the run wrote nothing and failed'
+_STOPPED = "not written: rules failed above their tolerance, so the table was not written"
 _UNWRITTEN = "not written: writing the quarantine failed, so the table was not written either"
 
 

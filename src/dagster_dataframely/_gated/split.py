@@ -74,16 +74,17 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
     written_rows = evaluation.row_count - invalid_rows
     if not failing:
         return Split(rows, rows.limit(0), written_rows, 0, held)
-    flags = rule_columns(rows, failing)
-    error_free, warn_free = _verdicts(failing)
-    columns = rows.collect_schema().names()
-    valid = flags.filter(error_free & warn_free).select(columns)
-    written = (
-        pl.concat([valid, flags.filter(error_free & ~warn_free).select(columns)])
-        if warned
-        else valid
-    )
-    return Split(written, flags.filter(~error_free), written_rows, invalid_rows, held)
+    # The written rows are filtered by the rules' own expressions, not by flag columns: polars
+    # pushes such a predicate into the scan, and the table's sink then costs about what a
+    # plain sink of the scan does (flag columns cost the table's pass ~10% CPU and ~90 MB).
+    error_passed, warn_passed = _passes(failing)
+    valid = rows.filter(error_passed & warn_passed)
+    written = pl.concat([valid, rows.filter(error_passed & ~warn_passed)]) if warned else valid
+    # The quarantine's flags are computed before its filter: a rule over several rows (a key,
+    # a group) must see every row, not only the held-back ones.
+    error_free, _ = _verdicts(failing)
+    invalid = rule_columns(rows, failing).filter(~error_free)
+    return Split(written, invalid, written_rows, invalid_rows, held)
 
 
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
@@ -102,6 +103,17 @@ def _verdicts(failing: Sequence[Rule]) -> tuple[pl.Expr, pl.Expr]:
     return (
         _all([r.check_name for r in failing if r.severity == "error"]),
         _all([r.check_name for r in failing if r.severity == "warn"]),
+    )
+
+
+def _passes(failing: Sequence[Rule]) -> tuple[pl.Expr, pl.Expr]:
+    """Whether a row passes every failing `"error"` rule, and every failing `"warn"` rule, as
+    predicates over the rules' expressions (`null` passes, as in `rule_columns`)."""
+    return tuple(  # type: ignore[return-value]
+        pl.all_horizontal([r.expr.fill_null(True) for r in failing if r.severity == severity])
+        if any(r.severity == severity for r in failing)
+        else pl.lit(True)
+        for severity in ("error", "warn")
     )
 
 

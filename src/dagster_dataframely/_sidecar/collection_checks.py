@@ -37,6 +37,7 @@ from ..sources._loading import read_errors
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
+from .failing_rows import Keeper, KeepFailingRows
 from .schema_checks import stopping_at_mismatch
 
 
@@ -54,6 +55,8 @@ def collection_checks(
     max_failure_samples: int | None = None,
     partitions_def: dg.PartitionsDefinition | None = None,
     read_dtypes: ReadDtypes | None = None,
+    keep_failing_rows: bool | str | None = None,
+    max_failing_rows: int | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `collection` on the stored tables of existing assets.
 
@@ -83,7 +86,9 @@ def collection_checks(
     or dropped without touching it. The check requires every source's resource keys, and
     each source reads the run's partition as it does for the sidecar. `read_dtypes="cast"`
     casts each member's warehouse dtype drifts on read, as `dd.schema_checks` documents; the
-    filters then run on the cast members.
+    filters then run on the cast members. `keep_failing_rows=` keeps each member's rows that
+    fail its schema's rules, as `dd.schema_checks` documents (not yet the rows a filter
+    removes).
 
     Example:
         ```python
@@ -110,6 +115,7 @@ def collection_checks(
     )
     resolved = run.members
     readers = {member.name: as_source(sources.get(member.name)) for member in resolved}
+    keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
 
     @dg.multi_asset_check(
@@ -132,10 +138,15 @@ def collection_checks(
             selected = set(context.selected_asset_check_keys)
             frames = {name: table.frame for name, table in tables.items()}
             pushdowns = {name: table.pushdown for name, table in tables.items()}
+            keep = {
+                m.name: Keeper(keeping, context, m.key, bound[m.name])
+                for m in resolved
+                if keeping is not None
+            }
             with _reading_members(collection, resolved, bound):
                 # A member of the wrong shape stops every check not yet reported: one log says so.
                 yield from stopping_at_mismatch(
-                    collection_results(run, frames, selected, pushdowns=pushdowns),
+                    collection_results(run, frames, selected, pushdowns=pushdowns, keep=keep),
                     selected,
                     context.log,
                     consequence=f"no check of collection {collection.__name__} is reported",

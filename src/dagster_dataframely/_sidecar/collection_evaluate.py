@@ -19,9 +19,10 @@ With `read_dtypes="cast"`, each member is cast on read as the sidecar casts a ta
 same pass as its rules; the filters then run on the cast members, and a value that does not
 convert stops them as a column mismatch does.
 
-A member read from a database source evaluates its rules there (pushdown), and the filters
-whose members share that database run there too (`collection_pushdown`); steps 2 and 3 are
-then only for the filters left to polars.
+A member read from a database source evaluates its rules there (pushdown: the backend
+`backend_for` chose), and the filters whose members share that database run there too
+(`SQLFilters`); steps 2 and 3 (`PolarsFilters`) are then only for the filters left to
+polars. Both are `FilterBackend`s (`collection_filters`).
 
 A row is counted once per filter that removes it. A filter that returns a key twice makes
 `Collection.filter` duplicate the member's row (Dataframely's docs warn against it); here
@@ -31,15 +32,17 @@ it stays one row.
 from __future__ import annotations
 
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from .._checks.kept import Keeper, keeping
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
+from .._engine.backends import backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import (
@@ -53,8 +56,9 @@ from .._engine.evaluate import (
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from ..errors import ColumnSchemaError
+from .collection_filters import FilterBackend, FilterOutcome, Pair
 from .collection_members import CollectionRun, Member
-from .collection_pushdown import sql_filter_results
+from .collection_pushdown import SQLFilters
 from .collection_rules import propagated_member
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
@@ -69,6 +73,7 @@ def collection_results(
     selected: Collection[dg.AssetCheckKey],
     *,
     pushdowns: Mapping[str, SQLTable | None] | None = None,
+    keep: Mapping[str, Keeper] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
@@ -77,7 +82,8 @@ def collection_results(
     cannot run on a member of the wrong shape. So does a value that `read_dtypes="cast"`
     cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
     database table) has its rules, and the filters on it, evaluated in its database where
-    they have an exact SQL form (`collection_pushdown`).
+    they have an exact SQL form (`collection_pushdown`). A member in `keep` keeps the rows
+    failing its schema's rules (`keep_failing_rows=`).
     """
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
@@ -113,6 +119,7 @@ def collection_results(
         for name, table in (pushdowns or {}).items()
         if table is not None and not casts[name].casts
     }
+    backends = {member.name: backend_for(tables.get(member.name)) for member in run.members}
     catalogues: dict[str, list[Rule]] = {}
     evaluations: dict[str, Evaluation] = {}
     for member in run.members:
@@ -134,7 +141,7 @@ def collection_results(
             catalogue,
             replace(run.settings, max_failure_samples=samples),
             casts=cast,
-            pushdown=tables.get(member.name),
+            backend=backends[member.name],
         )
         catalogues[member.name], evaluations[member.name] = catalogue, evaluation
         if cast.casts:
@@ -146,8 +153,14 @@ def collection_results(
             if error is not None:
                 mismatches.append(_located(member, error))
                 continue
-        yield from results(planned, evaluation, asset_key=member.key)
         columns = member.schema.column_names()
+        found = results(planned, evaluation, asset_key=member.key)
+        keeper = (keep or {}).get(member.name)
+        if keeper is not None and planned:
+            pushdown = tables.get(member.name)
+            kept = keeper(member.schema, cast.frame(lf, columns), catalogue, evaluation, pushdown)
+            found = keeping(planned, found, kept, evaluation)
+        yield from found
         unsplit[member.name] = (
             cast.frame(lf, columns).select(columns),
             catalogue,
@@ -161,15 +174,37 @@ def collection_results(
         m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
         for m in run.members
     }
-    pushed, wanted, declined = sql_filter_results(
-        run, tables, catalogues, evaluations, read, wanted
+    evaluated = {name: backends[name] for name in catalogues}
+    # Each filter backend in turn takes the pairs the one before left: SQL, then polars.
+    chain: tuple[FilterBackend, ...] = (
+        SQLFilters(run, evaluated, catalogues, evaluations, read),
+        PolarsFilters(run, unsplit),
     )
-    yield from pushed
-    if wanted:
-        split = {name: split_rows(*parts) for name, parts in unsplit.items()}
+    outcome = FilterOutcome(left=wanted)
+    for filters in chain:
+        if outcome.left:
+            outcome = filters.evaluate_filters(outcome.left, outcome.declined)
+            yield from outcome.results
+
+
+@dataclass(frozen=True)
+class PolarsFilters:
+    """The `FilterBackend` of every pair left: on each member's rows, split into valid and
+    invalid rows by what its rules found (`unsplit`: its rows, rules and their counts)."""
+
+    run: CollectionRun
+    unsplit: Mapping[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]]
+
+    def evaluate_filters(
+        self, wanted: Sequence[Pair], declined: Mapping[str, str]
+    ) -> FilterOutcome:
+        """The results of every `wanted` pair; a filter a database `declined` says why in
+        `dy_engine`."""
+        split = {name: split_rows(*parts) for name, parts in self.unsplit.items()}
         valid = {name: rows for name, (rows, _) in split.items()}
         invalid = {name: rows for name, (_, rows) in split.items()}
-        yield from _filter_results(run, valid, invalid, wanted, declined)
+        found = _filter_results(self.run, valid, invalid, wanted, declined)
+        return FilterOutcome(found, (), declined)
 
 
 def split_rows(

@@ -3,8 +3,9 @@
 A filter runs in SQL on a member when that member and every member the filter reads are
 tables of one database (`SQLTable.database`: the same kind of source through the same
 resource), each member's failing rules have an exact SQL form (its valid rows are then a
-relation), and the filter's plan translates (`_engine.sql.plans`). A propagating member's
-failures run in SQL on the members of its database. Every other (filter, member) pair is
+relation: `Backend.filter_rows` of the backend `backend_for` chose for the member), and the
+filter's plan translates (`_engine.sql.plans`). A propagating member's failures run in SQL
+on the members of its database. Every other (filter, member) pair is
 left to the polars evaluation, which counts the same rows; each check's `dy_engine` says
 where it ran. Each filter's kept keys (and each propagating member's failing keys) are
 worked out once per database, staged as a temporary table where the database allows one
@@ -15,6 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
+from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -24,54 +26,48 @@ import polars as pl
 
 from .._checks.results import results
 from .._checks.specs import Check
+from .._engine.backends import Backend
 from .._engine.catalogue import Rule
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import Evaluation
+from .collection_filters import FilterOutcome, Pair
 from .collection_rules import propagated_member
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
-    from .._engine.sql.backend import SQLTable
     from .._engine.sql.filters import KeyMatch, MemberRows
     from .collection_members import CollectionRun, Member
 
 
-def sql_filter_results(
-    run: CollectionRun,
-    tables: Mapping[str, SQLTable],
-    catalogues: Mapping[str, Sequence[Rule]],
-    evaluations: Mapping[str, Evaluation],
-    dtypes: Mapping[str, Mapping[str, pl.DataType]],
-    wanted: Sequence[tuple[Rule, Member]],
-) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]], dict[str, str]]:
-    """The results of the `wanted` (filter, member) pairs that run in SQL, the pairs left to
-    polars, and why a database declined a filter (by rule name). `tables`: the members read
-    by pushdown; `catalogues` and `evaluations`: every member's own rules and what they
-    found; `dtypes`: every present member's schema columns, as read."""
-    if not tables:
-        return [], list(wanted), {}
-    from .._engine.sql.filters import member_rows
+@dataclass(frozen=True)
+class SQLFilters:
+    """The `FilterBackend` of the members whose own backend is a database: `backends` (of
+    each evaluated member's rules), `catalogues` and `evaluations` (its rules and what they
+    found), `dtypes` (every present member's schema columns, as read)."""
 
-    rows: dict[str, MemberRows] = {}
-    for member in run.members:
-        table = tables.get(member.name)
-        if table is None or table.database is None:
-            continue
-        split = member_rows(
-            table,
-            member.schema,
-            catalogues[member.name],
-            evaluations[member.name].failed,
-            dtypes[member.name],
-        )
-        if split is not None:
-            rows[member.name] = split
-    done: list[dg.AssetCheckResult] = []
-    rest = list(wanted)
-    reasons: dict[str, str] = {}
-    for members in _by_database(rows).values():
-        pushed, rest = _database_results(run, members, rows, dtypes, rest, reasons)
-        done += pushed
-    return done, rest, reasons
+    run: CollectionRun
+    backends: Mapping[str, Backend]
+    catalogues: Mapping[str, Sequence[Rule]]
+    evaluations: Mapping[str, Evaluation]
+    dtypes: Mapping[str, Mapping[str, pl.DataType]]
+
+    def evaluate_filters(
+        self, wanted: Sequence[Pair], declined: Mapping[str, str]
+    ) -> FilterOutcome:
+        """The results of the `wanted` (filter, member) pairs that run in SQL, the pairs left
+        to polars, and why a database declined a filter (by rule name)."""
+        rows: dict[str, MemberRows] = {}
+        for name, backend in self.backends.items():
+            failed = self.evaluations[name].failed
+            split = backend.filter_rows(self.catalogues[name], failed, self.dtypes[name])
+            if split is not None:
+                rows[name] = split
+        done: list[dg.AssetCheckResult] = []
+        rest = list(wanted)
+        reasons = dict(declined)
+        for members in _by_database(rows).values():
+            pushed, rest = _database_results(self.run, members, rows, self.dtypes, rest, reasons)
+            done += pushed
+        return FilterOutcome(done, rest, reasons)
 
 
 def _by_database(rows: Mapping[str, MemberRows]) -> dict[Hashable, list[str]]:

@@ -39,9 +39,7 @@ def propagating_members(collection: type[dy.Collection]) -> list[str]:
 
 def propagated_member(rule: Rule) -> str | None:
     """The member whose failing rows `rule` propagates; None for a `@dy.filter`'s record."""
-    if rule.name.endswith(PROPAGATION_SUFFIX):
-        return rule.name.removesuffix(PROPAGATION_SUFFIX)
-    return None
+    return rule.value if rule.kind == "failure_propagation" else None
 
 
 def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ()) -> list[Rule]:
@@ -60,6 +58,7 @@ def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ())
             expression=f"{collection.__name__}.{filter_name}: keeps the rows whose ({key}) "
             "it returns",
             expr=pl.lit(True),
+            kind="filter",
         )
         for filter_name, logic in collection_filters(collection).items()
     ]
@@ -76,6 +75,8 @@ def filter_rules(collection: type[dy.Collection], *, warn: tuple[str, ...] = ())
                 expression=f"{collection.__name__}.{member}: propagate_row_failures removes the "
                 f"rows whose ({key}) a failing {member} row holds",
                 expr=pl.lit(True),
+                kind="failure_propagation",
+                value=member,
             )
         )
     guard_check_names(collection.__name__, {r.name: r.check_name for r in records})

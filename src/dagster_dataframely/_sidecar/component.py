@@ -36,6 +36,8 @@ import dagster as dg
 from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
+from .._engine.catalogue import rules
+from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .checks_job import checks_job
 from .collection_checks import collection_checks, member_partitions
@@ -49,6 +51,7 @@ from .component_entries import (
     schema_at,
 )
 from .component_tree import DeclaredAssets, PartitionsField, components_of
+from .failing_rows import KeepFailingRows, failures_spec
 from .schema_checks import schema_checks
 
 __all__ = ["SchemaChecksComponent", "schema_at"]
@@ -95,9 +98,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, blocking,
     check_granularity, schema_rules, max_failure_samples, name, source, partitions_def,
-    read_dtypes}`; the settings beside `checks` apply to every entry that does not set its
-    own. `checks_job: <name>` adds a
-    job that runs the file's checks alone, for `dg launch --job <name>`.
+    read_dtypes, keep_failing_rows, max_failing_rows}`; the settings beside `checks` apply to
+    every entry that does not set its own. `checks_job: <name>` adds a job that runs the
+    file's checks alone, for `dg launch --job <name>`.
     """
 
     checks: Sequence[SchemaCheck]
@@ -109,6 +112,10 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     partitions_def: PartitionsField = None
     assets_outside_defs: bool = False
     read_dtypes: Literal["strict", "cast"] | None = None
+    #: Keep each run's failing rows where the data lives (`dd.schema_checks`): true, or the
+    #: schema or directory to keep them in; at most `max_failing_rows` per run.
+    keep_failing_rows: bool | str | None = None
+    max_failing_rows: int | None = None
     #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
     #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
     checks_job: str | None = None
@@ -140,8 +147,23 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         _refuse_duplicates(built, others=others)
         every = [checks for _, checks in built]
         return dg.Definitions(
-            asset_checks=every, jobs=self._jobs(context.path / "defs.yaml", every)
+            assets=self._failures(declared),
+            asset_checks=every,
+            jobs=self._jobs(context.path / "defs.yaml", every),
         )
+
+    def _failures(self, declared: "DeclaredAssets | None") -> list[dg.AssetSpec]:
+        """The failing rows each entry keeps, declared downstream of its (declared) asset."""
+        found = []
+        for entry in self.checks if declared else ():
+            spec = declared.specs.get(entry.asset)  # type: ignore[union-attr]
+            keep = _first(entry.keep_failing_rows, self.keep_failing_rows)
+            if spec is None or KeepFailingRows.resolve(keep, None) is None:
+                continue
+            schema = as_dataframely(entry.schema)
+            partitions = entry.partitions_def or self.partitions_def or spec.partitions_def
+            found.append(failures_spec(spec.key, schema, rules(schema), partitions))
+        return found
 
     def _jobs(self, file: Path, checks: list[dg.AssetChecksDefinition]) -> list[Any]:
         """The `checks_job` of this file, if it names one."""
@@ -177,6 +199,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             "schema_rules": entry.schema_rules or self.schema_rules,
             "max_failure_samples": _first(entry.max_failure_samples, self.max_failure_samples),
             "read_dtypes": entry.read_dtypes or self.read_dtypes,
+            "keep_failing_rows": _first(entry.keep_failing_rows, self.keep_failing_rows),
+            "max_failing_rows": _first(entry.max_failing_rows, self.max_failing_rows),
         }
 
     def _build_collection(

@@ -139,6 +139,9 @@ class SchemaCheck(dg.Resolvable):
     source: SourceConfig | None = None
     partitions_def: PartitionsField = None
     read_dtypes: Literal["strict", "cast"] | None = None
+    #: True, or the schema or directory the failing rows are kept in (`keep_failing_rows=`).
+    keep_failing_rows: bool | str | None = None
+    max_failing_rows: int | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -171,6 +174,8 @@ class CollectionCheck(dg.Resolvable):
     #: By default the members' partitions, which must agree.
     partitions_def: PartitionsField = None
     read_dtypes: Literal["strict", "cast"] | None = None
+    keep_failing_rows: bool | str | None = None
+    max_failing_rows: int | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:

@@ -31,6 +31,7 @@ from .._engine.tolerance import overrides
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
+from .failing_rows import Keeper, KeepFailingRows
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -52,6 +53,8 @@ def schema_checks(
     partitions_def: dg.PartitionsDefinition | None = None,
     source: SourceLike | None = None,
     read_dtypes: ReadDtypes | None = None,
+    keep_failing_rows: bool | str | None = None,
+    max_failing_rows: int | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -82,6 +85,15 @@ def schema_checks(
     back to the declared ones, and only those; each cast is reported on `dy_schema__columns`,
     and a value the cast would change or lose fails it. The default, `"strict"`, never casts.
 
+    `keep_failing_rows=True` keeps each run's failing rows (every column of the schema, one
+    Boolean per rule named by its check name, the run id and the partition key) where the
+    data lives: in a database source's `<table>__dy_failures` table, written inside the
+    database, else in one parquet file per partition in `<asset>__dy_failures/` beside the
+    table; a string names the schema (database) or directory (files) to keep them in
+    instead. At most `max_failing_rows` rows (default 1,000,000) per run;
+    the counts stay exact. Each failing check carries the address and a query
+    (`dy_failing_rows`).
+
     Example:
         ```python
         defs = dg.Definitions(
@@ -101,6 +113,7 @@ def schema_checks(
         max_failure_samples=max_failure_samples,
     )
     read: ReadDtypes = resolve("read_dtypes", read_dtypes)
+    keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
     specs = check_specs(
         dy_schema,
         asset=key,
@@ -135,6 +148,7 @@ def schema_checks(
                 checks=names,
                 read_dtypes=read,
                 pushdown=table.pushdown,
+                keep=None if keeping is None else Keeper(keeping, context, key, source),
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.

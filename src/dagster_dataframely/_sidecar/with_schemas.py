@@ -17,12 +17,14 @@ import dataframely as dy
 
 from .._checks.asset_keys import closest_keys, listed_keys, parse_asset_key
 from .._checks.metadata import schema_metadata
+from .._engine.catalogue import rules
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
 from .checks_job import checks_job as dd_checks_job
 from .collection_checks import declared_collection_checks
+from .failing_rows import KeepFailingRows, failures_spec
 from .schema_checks import schema_checks
 
 _LISTED_KEYS = 50
@@ -42,6 +44,8 @@ def with_schemas(
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
     read_dtypes: ReadDtypes | None = None,
     checks_job: str | None = None,
+    keep_failing_rows: bool | str | None = None,
+    max_failing_rows: int | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -60,6 +64,10 @@ def with_schemas(
     asset with no IO manager (a dbt model, an external `AssetSpec`) and no source raises
     `UnloadableAssetError`. `read_dtypes="cast"` casts the dtype drifts of a warehouse round trip
     on read, as `dd.schema_checks` documents, for schema entries and collection members alike.
+
+    `keep_failing_rows=True` keeps each run's failing rows beside each checked table, as
+    `dd.schema_checks` documents, and declares them as an asset downstream of it
+    (`<name>__dy_failures`, with its Columns tab); at most `max_failing_rows` per run.
 
     `checks_job="name"` adds a job that runs every check of this call and nothing else
     (`dd.checks_job`), for `dg launch --job name` (with `--partition` for partitioned assets).
@@ -124,17 +132,28 @@ def with_schemas(
             partitions_def=partitions_def or specs[key].partitions_def,
             source=sources[key],
             read_dtypes=read_dtypes,
+            keep_failing_rows=keep_failing_rows,
+            max_failing_rows=max_failing_rows,
         )
         for key, schema in by_key.items()
         if key not in by_collection
     ]
+    kept = (
+        []
+        if KeepFailingRows.resolve(keep_failing_rows, max_failing_rows) is None
+        else [
+            failures_spec(key, schema, rules(schema), partitions_def or specs[key].partitions_def)
+            for key, schema in by_key.items()
+            if key not in by_collection
+        ]
+    )
     with warnings.catch_warnings():
         # `Definitions.map_asset_specs` is marked preview; this is the use it was made for.
         warnings.simplefilter("ignore", dg.PreviewWarning)
         mapped = defs.map_asset_specs(func=attach)
     every = [*checks, *collection_checks]
     jobs = [] if checks_job is None else [dd_checks_job(*every, name=checks_job)]
-    return dg.Definitions.merge(mapped, dg.Definitions(asset_checks=every, jobs=jobs))
+    return dg.Definitions.merge(mapped, dg.Definitions(assets=kept, asset_checks=every, jobs=jobs))
 
 
 def _declared(

@@ -3,23 +3,18 @@
 from __future__ import annotations
 
 import re
-import shutil
-import subprocess
 import sys
 import textwrap
 from typing import Any
 
+from .._writing.layout import INDENT, call, comment, docstring, formatted
 from ..errors import UnsupportedSchemaError
 from ._origin import Reference, check_reference, function_reference, origin
 from ._plan import Entry, SchemaPlan, Template, Wrapped, plan, unique_name
 from ._source import (
     FRAME,
-    INDENT,
     Module,
-    call,
     column_lines,
-    comment,
-    docstring,
     frame_constant,
     template_text,
     todo,
@@ -92,34 +87,6 @@ def render(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> str:
     if re.search(r"\bpl\.", text):
         module.third_party.add("import polars as pl")
     return "\n".join([*_header(schema_plan, location), "", module.import_block(), text]) + "\n"
-
-
-def formatted(text: str) -> str:
-    """`text` formatted by ruff (default settings) when ruff is installed, else as is."""
-    ruff = _ruff()
-    if ruff is None:
-        return text
-    try:
-        result = subprocess.run(
-            [ruff, "format", "--isolated", "-"],
-            input=text,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return text
-    return result.stdout if result.returncode == 0 and result.stdout else text
-
-
-def _ruff() -> str | None:
-    try:
-        from ruff.__main__ import find_ruff_bin  # the ruff package ships its binary
-
-        return str(find_ruff_bin())
-    except Exception:
-        return shutil.which("ruff")
 
 
 def _header(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> list[str]:

@@ -17,7 +17,7 @@ from typing import Any
 from pandera.api.checks import Check
 from pandera.api.dataframe.model_components import CHECK_KEY, DATAFRAME_CHECK_KEY
 
-from ._literals import string
+from .._writing.literals import string
 
 
 @dataclass(frozen=True)

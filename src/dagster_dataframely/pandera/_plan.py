@@ -18,8 +18,6 @@ Naming, which fixes check names (`dy_rule__<rule with | as __>`) and so Dagster'
 
 from __future__ import annotations
 
-import keyword
-import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,13 +26,13 @@ import polars as pl
 from pandera.api.checks import Check
 
 from .._engine.constraints import docstring_summary
+from .._writing.literals import string
+from .._writing.names import RESERVED, attribute_name, class_name, identifier, unique_name
 from ._checks import builtin_name, translate
 from ._dtypes import ColumnType, column_type
-from ._literals import string
 from ._origin import origin
 from ._read import PanderaSchema, read
 
-_RESERVED = frozenset(dir(dy.Schema)) | {"primary_key"}
 _SLOW = " (element-wise: Python runs once per value, which is slow on large tables)."
 
 
@@ -133,7 +131,7 @@ def plan(model: Any) -> SchemaPlan:
     schema = source.schema
     attributes: set[str] = set()
     columns = [_column(source, name, column, attributes) for name, column in schema.columns.items()]
-    taken = set(schema.columns) | attributes | _RESERVED
+    taken = set(schema.columns) | attributes | RESERVED
     rules = _unique_rules(source, columns, taken)
     for index, check in enumerate(schema.checks):
         name = unique_name(identifier(check.name), taken)
@@ -150,33 +148,12 @@ def label(check: Check) -> str:
     return "a lambda" if check.name in (None, "<lambda>") else f"lambda `{check.name}`"
 
 
-def identifier(name: str | None, fallback: str = "check") -> str:
-    """`name` as a Python identifier that is also a valid part of a Dagster check name."""
-    if name == "<lambda>":
-        return fallback
-    text = re.sub(r"[^0-9A-Za-z_]+", "_", name or "").strip("_") or fallback
-    if text[0].isdigit():
-        text = f"{fallback}_{text}"
-    return f"{text}_" if keyword.iskeyword(text) else text
-
-
-def unique_name(base: str, taken: set[str]) -> str:
-    """`base`, or `base_2`, `base_3`, ... : the first one not taken (which it then is)."""
-    name, number = base, 1
-    while name in taken:
-        number += 1
-        name = f"{base}_{number}"
-    taken.add(name)
-    return name
-
-
 def _class_name(source: PanderaSchema) -> str:
     """The model's class name; a schema object's name in CamelCase (`order_lines` ->
     `OrderLines`)."""
-    name = identifier(source.name, "PanderaSchema")
-    if source.model is not None or name[0].isupper():
-        return name
-    return "".join(part[:1].upper() + part[1:] for part in name.split("_")) or "PanderaSchema"
+    if source.model is not None:
+        return identifier(source.name, "PanderaSchema")
+    return class_name(source.name or "", "PanderaSchema")
 
 
 def _plain(kind: ColumnType) -> dict[str, Any]:
@@ -201,7 +178,7 @@ def _column(source: PanderaSchema, name: str, column: Any, attributes: set[str])
     base = identifier(preferred, "column")
     plan = ColumnPlan(
         name=name,
-        attribute=unique_name(f"{base}_" if base in _RESERVED else base, attributes),
+        attribute=attribute_name(base, attributes),
         type=kind,
         options=options,
         notes=notes,

@@ -1,33 +1,27 @@
-"""Source text of a plan: the Dataframely schema module `migrate` writes.
-
-The layout is the one ruff gives (88 columns, one argument per line once a call is too long
-or carries a comment, trailing commas), so the text is PEP 8-clean also without ruff.
-"""
+"""Source text of a plan: the Dataframely schema module `migrate` writes, in the layout of
+`_writing.layout`."""
 
 from __future__ import annotations
 
-import textwrap
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
+from .._writing import layout
+from .._writing.columns import polars_source
+from .._writing.layout import INDENT, call, comment
+from .._writing.literals import literal, string
 from ..errors import UnsupportedSchemaError
-from ._dtypes import polars_source
-from ._literals import literal, string
 from ._origin import Reference
 from ._plan import ColumnPlan, Entry, SchemaPlan, Template, Wrapped
 
-WIDTH = 88
-INDENT = "    "
 FRAME = "PANDERA_FRAME"
 
 
 @dataclass
-class Module:
+class Module(layout.Module):
     """What the module body needs: imports, and the aliases of the original modules."""
 
-    stdlib: set[str] = field(default_factory=set)
-    third_party: set[str] = field(default_factory=set)
     aliases: dict[str, str] = field(default_factory=dict)  # module -> alias
 
     def alias(self, module: str, taken: set[str]) -> str:
@@ -42,58 +36,6 @@ class Module:
             self.aliases[module] = name
             self.third_party.add(f"import {module} as {name}")
         return self.aliases[module]
-
-    def import_block(self) -> str:
-        blocks = [_sorted_imports(self.stdlib), _sorted_imports(self.third_party)]
-        return "\n\n".join(block for block in blocks if block)
-
-
-def call(
-    func: str, args: list[str], indent: str, notes: dict[int, str] | None = None, lead: int = 0
-) -> str:
-    """`func(args)` on one line if it fits and has no notes, else one argument per line.
-
-    `lead` is the length of what precedes the call on its line after `indent`.
-    """
-    notes = notes or {}
-    line = f"{func}({', '.join(args)})"
-    if not notes and len(indent) + lead + len(line) <= WIDTH and "\n" not in line:
-        return line
-    inner = indent + INDENT
-    lines = [f"{func}("]
-    for number, arg in enumerate(args):
-        if number in notes:
-            lines.extend(comment(notes[number], inner))
-        lines.append(f"{inner}{arg},")
-    lines.append(f"{indent})")
-    return "\n".join(lines)
-
-
-def comment(text: str, indent: str) -> list[str]:
-    """`# text`, wrapped to the width."""
-    width = max(WIDTH - len(indent) - 2, 30)
-    return [
-        f"{indent}# {line}"
-        for line in textwrap.wrap(text, width, break_on_hyphens=False, break_long_words=False)
-    ]
-
-
-def docstring(text: str, indent: str) -> list[str]:
-    """A docstring, one line if it fits, else its summary line wrapped."""
-    text = " ".join(text.replace("\\", "\\\\").replace('"""', '\\"\\"\\"').split())
-    if text.endswith('"'):
-        text += " "
-    if len(indent) + len(text) + 6 <= WIDTH:
-        return [f'{indent}"""{text}"""']
-    lines = textwrap.wrap(
-        text,
-        WIDTH,
-        initial_indent=f'{indent}"""',
-        subsequent_indent=indent,
-        break_on_hyphens=False,
-        break_long_words=False,
-    )
-    return [*lines, f'{indent}"""']
 
 
 def value(item: Any, module: Module, where: str) -> str:
@@ -187,13 +129,3 @@ def _check_dict(entries: Iterable[Entry], checks: dict[str, str], notes: dict[st
         lines.append(f"{inner}{string(entry.name)}: {checks[entry.name]},")
     lines.append(INDENT * 2 + "}")
     return "\n".join(lines)
-
-
-def _sorted_imports(lines: set[str]) -> str:
-    plain = sorted((line for line in lines if line.startswith("import ")), key=_module_key)
-    from_ = sorted((line for line in lines if line.startswith("from ")), key=_module_key)
-    return "\n".join(plain + from_)
-
-
-def _module_key(line: str) -> str:
-    return line.split()[1].lower()

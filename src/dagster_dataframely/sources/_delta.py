@@ -13,10 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import polars as pl
 from polars.io.plugins import register_io_source
+
+if TYPE_CHECKING:  # sqlglot is imported when a Delta table is read
+    from sqlglot import exp
 
 #: One engine partition: the files read in order, a batch of 32,768 rows decoded at a time
 #: (8,192, DataFusion's default, costs a quarter more time for no less memory).
@@ -25,23 +28,26 @@ _SESSION = {
     "datafusion.execution.batch_size": "32768",
 }
 _TABLE = "t"
+#: DataFusion reads standard SQL as sqlglot's own dialect writes it: double-quoted names,
+#: a quote in a string doubled.
+_DATAFUSION = ""
 
 
 def scan_delta_batches(
     path: str,
     storage_options: Mapping[str, str] | None = None,
     *,
-    where: Callable[[pl.Schema], str | None] | None = None,
+    where: Callable[[pl.Schema], exp.Expr | None] | None = None,
 ) -> pl.LazyFrame:
     """The Delta table at `path` as a LazyFrame read batch by batch. `where` gives, from
-    the table's schema, a DataFusion SQL predicate that prunes files and rows before polars
+    the table's schema, a predicate that DataFusion prunes files and rows with before polars
     sees them (a partition's); polars' own filters still apply to every batch."""
     from deltalake import DeltaTable
 
     with _read_errors():
         table = DeltaTable(path, storage_options=dict(storage_options or {}) or None)
-        schema = pl.DataFrame(_query(table, ["*"], None, 0).read_all()).schema
-    sql = where(schema) if where is not None else None
+        schema = pl.DataFrame(_query(table, None, None, 0).read_all()).schema
+    predicate_sql = where(schema) if where is not None else None
 
     def batches(
         with_columns: list[str] | None,
@@ -50,9 +56,7 @@ def scan_delta_batches(
         _batch_size: int | None,
     ) -> Iterator[pl.DataFrame]:
         columns = list(schema) if with_columns is None else with_columns
-        # No column (a bare row count) still needs rows: read a constant, keep the height.
-        listed = [_quote(name) for name in columns] or ["1"]
-        for batch in _read(table, listed, sql, n_rows):
+        for batch in _read(table, columns, predicate_sql, n_rows):
             frame = pl.DataFrame(batch)
             if not columns:
                 frame = frame.drop(frame.columns)
@@ -62,19 +66,29 @@ def scan_delta_batches(
     return register_io_source(batches, schema=schema, is_pure=True)
 
 
-def _read(table: Any, columns: list[str], where: str | None, limit: int | None) -> Iterator[Any]:
+def _read(
+    table: Any, columns: list[str], where: exp.Expr | None, limit: int | None
+) -> Iterator[Any]:
     """The record batches of a query on `table`."""
     with _read_errors():
         yield from _query(table, columns, where, limit)
 
 
-def _query(table: Any, columns: list[str], where: str | None, limit: int | None) -> Any:
-    sql = f"SELECT {', '.join(columns)} FROM {_TABLE}"
+def _query(table: Any, columns: list[str] | None, where: exp.Expr | None, limit: int | None) -> Any:
+    """`SELECT columns FROM table WHERE where LIMIT limit` (every column: None) in
+    DataFusion."""
+    from sqlglot import exp
+
+    if columns is None:
+        names: list[exp.Expr] = [exp.Star()]
+    else:  # no column (a bare row count) still needs rows: read a constant, keep the height
+        names = [exp.column(name, quoted=True) for name in columns] or [exp.Literal.number(1)]
+    query = exp.select(*names).from_(exp.to_table(_TABLE))
     if where is not None:
-        sql += f" WHERE {where}"
+        query = query.where(where.copy())
     if limit is not None:
-        sql += f" LIMIT {limit}"
-    return _query_builder().register(_TABLE, table).execute(sql)
+        query = query.limit(limit)
+    return _query_builder().register(_TABLE, table).execute(query.sql(dialect=_DATAFUSION))
 
 
 def _query_builder() -> Any:
@@ -102,7 +116,3 @@ def _read_errors() -> Iterator[None]:
         raise
     except Exception as error:
         raise OSError(f"deltalake could not read the Delta table: {error}") from error
-
-
-def _quote(name: str) -> str:
-    return '"' + name.replace('"', '""') + '"'

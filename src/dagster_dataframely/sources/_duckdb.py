@@ -117,6 +117,7 @@ class DuckDBTableSource(Source):
             return
         from ._duckdb_pushdown import pushdown
         from ._failures import query_error
+        from ._names import dialect_name
 
         source = for_run(self, context, asset_key)
         assert isinstance(source, DuckDBTableSource) and source.reference.table is not None
@@ -132,7 +133,7 @@ class DuckDBTableSource(Source):
                 source=source.describe(),
                 table=str(source.table),
                 role=None,
-                dialect="DuckDB",
+                dialect=dialect_name(DIALECT),
             )
 
         with source.connection(context, asset_key) as connection:

@@ -25,13 +25,15 @@ if TYPE_CHECKING:  # sqlglot is imported when a name is read, not with the packa
 
 #: The metadata key dagster-dbt and Dagster's database IO managers set to the table's name.
 TABLE_NAME = "dagster/table_name"
-#: How a message names a dialect.
-_NAMES = {"duckdb": "DuckDB", "postgres": "PostgreSQL", "snowflake": "Snowflake"}
 _PARTS = ("catalog", "db", "this")
 
 
 def dialect_name(dialect: str) -> str:
-    return _NAMES.get(dialect, dialect)
+    """How a message names `dialect`: its Dialect's title, else sqlglot's name."""
+    from .._engine.sql.dialects import DIALECTS
+
+    known = DIALECTS.get(dialect)
+    return dialect if known is None else known.title
 
 
 def parse_table(name: str, dialect: str, *, where: str) -> exp.Table:

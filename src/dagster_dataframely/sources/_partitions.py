@@ -1,5 +1,5 @@
 """The run's partition as a row filter on a `partition_expr` column (a sqlglot predicate for a
-database, polars, or DataFusion SQL to prune a Delta table's files).
+database or for DataFusion to prune a Delta table's files, or polars).
 
 A time-window partition (or a range of them) selects `start <= expr < end`; other partitions
 select `expr IN (keys)`. This is how Dagster's database IO managers read a partition. A column
@@ -54,13 +54,15 @@ class Partition:
             exp.LT(this=exp.paren(expr.copy()), expression=end),
         )
 
-    def datafusion(self, column: str, dtype: pl.DataType) -> str | None:
-        """A DataFusion SQL predicate on `column` of `dtype` that selects what `polars` does,
-        for pruning a Delta table's files; None where none is sure to (`polars` still filters
+    def datafusion(self, column: str, dtype: pl.DataType) -> exp.Expr | None:
+        """A predicate on `column` of `dtype` that selects what `polars` does, for DataFusion
+        to prune a Delta table's files; None where none is sure to (`polars` still filters
         the rows). Literals are strings DataFusion casts to the column's type."""
-        name = '"' + column.replace('"', '""') + '"'
+        from sqlglot import exp
+
+        name = exp.column(column, quoted=True)
         if dtype == pl.String:  # keys, as `polars` matches them on a string column
-            return f"{name} IN ({', '.join(_sql_string(key) for key in self.keys)})"
+            return exp.In(this=name, expressions=[exp.Literal.string(key) for key in self.keys])
         if self.window is None:
             return None
         if dtype == pl.Date:
@@ -71,8 +73,10 @@ class Partition:
             bounds = [bound.isoformat() for bound in self.window]
         else:
             return None
-        start, end = (_sql_string(bound) for bound in bounds)
-        return f"{name} >= {start} AND {name} < {end}"
+        start, end = (exp.Literal.string(bound) for bound in bounds)
+        return exp.and_(
+            exp.GTE(this=name, expression=start), exp.LT(this=name.copy(), expression=end)
+        )
 
     def polars(self, column: str, dtype: pl.DataType) -> pl.Expr:
         """A polars predicate on `column` of `dtype`."""
@@ -117,10 +121,6 @@ def _bound(value: datetime, dtype: pl.DataType) -> pl.Expr:
     return pl.lit(value)
 
 
-def _sql_string(value: str) -> str:
-    return "'" + value.replace("'", "''") + "'"
-
-
 def _key_literals(keys: tuple[str, ...], dtype: pl.DataType, dialect: str) -> list[exp.Expr]:
     """The keys as literals of the column's type, each where `polars` would match it: a key
     is matched as the text of the column's value (`cast(pl.String)`), so `"7"` selects 7 of
@@ -154,9 +154,9 @@ def _sql_bound(bound: datetime, dialect: str, *, zoned: bool) -> exp.Expr:
     zone (what a naive column holds for it)."""
     from sqlglot import exp
 
-    from .._engine.sql.literals import wall_clock
+    from .._engine.sql.dialects import described
 
     if zoned and bound.tzinfo is not None:
         return exp.cast(exp.Literal.string(bound.isoformat(sep=" ")), "TIMESTAMPTZ")
     naive = bound.replace(tzinfo=None).isoformat(sep=" ")
-    return exp.cast(exp.Literal.string(naive), wall_clock(dialect))
+    return exp.cast(exp.Literal.string(naive), described(dialect).wall_clock())

@@ -30,6 +30,7 @@ if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
 
     from .._engine.sql.dialects import Dialect
+    from .._engine.sql.sessions import Value
     from .._engine.sql.staging import Session
     from ._names import Reference
 
@@ -201,6 +202,8 @@ class _Database:
     log: Callable[[str], None]
     #: The batch reads of its scans, which `reads.stop()` ends before the connection closes.
     reads: Reads = field(default_factory=Reads, compare=False, repr=False)
+    #: The settings pinned on the connection while the check runs (see `pinned`).
+    pins: dict[str, Value] = field(default_factory=dict)
 
     @contextmanager
     def cursor(self, sql: str, *, streaming: bool = False, rules: bool = False) -> Iterator[Any]:
@@ -234,6 +237,8 @@ class _Database:
         """The dialect's session settings pinned on the connection (where its cursors share
         one session) while the check runs, and the user's own restored after it: the
         connection is the resource's, and it is theirs again when the check ends."""
+        from .._engine.sql.sessions import pinning
+
         dialect = self.dialect
         if dialect is None or dialect.cursors_are_sessions or not dialect.session_settings:
             yield
@@ -242,15 +247,18 @@ class _Database:
         sql = dialect.read_session(list(settings)).sql(dialect=self.source.dialect)
         with self.cursor(sql) as cursor:
             names = [column[0] for column in cursor.description]
-            before = dict(zip(names, cursor.fetchone(), strict=True))
-        self.set(settings)
+            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
+        plan = pinning(settings, dialect.current_session(rows))
+        self.set(plan.pin)
+        self.pins.update(plan.pin)
         try:
             yield
         finally:
+            self.pins.clear()
             with suppress(Exception):  # a connection the failure closed has nothing to restore
-                self.set({name: before[name] for name in reversed(list(settings))})
+                self.set(plan.restore)
 
-    def set(self, settings: Mapping[str, str]) -> None:
+    def set(self, settings: Mapping[str, Value | None]) -> None:
         assert self.dialect is not None
         for statement in self.dialect.set_session(settings):
             with self.cursor(statement.sql(dialect=self.source.dialect)):
@@ -268,18 +276,20 @@ class _Database:
 
     def rollback(self) -> None:
         """Leave a connection the failed query aborted usable (PostgreSQL refuses more). A
-        rollback also undoes the settings pinned in the transaction: pin them again."""
+        rollback may also undo the settings pinned in the transaction: pin them again."""
         with suppress(Exception):  # an autocommit connection has nothing to undo
             self.connection.rollback()
         dialect = self.dialect
-        if dialect is not None and not dialect.cursors_are_sessions:
+        if dialect is not None and dialect.rollback_unsets and self.pins:
             with suppress(Exception):  # a connection the failure closed takes nothing more
-                for statement in dialect.set_session(dialect.session_settings):
+                for statement in dialect.set_session(self.pins):
                     cursor = self.connection.cursor()
                     cursor.execute(statement.sql(dialect=self.source.dialect))
                     cursor.close()
 
     def error(self, error: Exception, sql: str, *, rules: bool) -> Exception:
+        from ._names import dialect_name
+
         return query_error(
             error,
             sql,
@@ -288,7 +298,7 @@ class _Database:
             source=self.source.describe(),
             table=str(self.source.table),
             role=role_of(self.connection),
-            dialect=self.source.dialect,
+            dialect=dialect_name(self.source.dialect),
         )
 
     def run(self, sql: str) -> pl.DataFrame:
@@ -314,29 +324,17 @@ class _Database:
 
     def dtypes(self, sql: str) -> dict[str, pl.DataType]:
         """The polars dtype of each column `sql` returns, from its description (no rows)."""
+        from .._engine.sql.dialects import described
         from ._sql_query import polars_dtype
 
+        reading = described(self.source.dialect)
         with self.cursor(sql) as cursor:
             return {
-                column[0]: polars_dtype(self._type_name(column[1]), column, self.source.dialect)
+                column[0]: polars_dtype(
+                    reading.type_name(column[1], self.connection), column, self.source.dialect
+                )
                 for column in cursor.description
             }
-
-    def _type_name(self, type_code: Any) -> str | None:
-        """The SQL type name of a description's type code: an OID (psycopg), a field id
-        (Snowflake's connector), or a type whose text is its name (a string, DuckDB's
-        types); None where the driver says none (sqlite3)."""
-        if type_code is None:
-            return None
-        if isinstance(type_code, int) and self.source.dialect == "snowflake":
-            from snowflake.connector.constants import FIELD_ID_TO_NAME
-
-            return FIELD_ID_TO_NAME.get(type_code) or None  # `FIXED`, `REAL`, `TEXT`, ...
-        if isinstance(type_code, int):
-            adapters = getattr(self.connection, "adapters", None)
-            info = adapters.types.get(type_code) if adapters is not None else None
-            return getattr(info, "name", None)
-        return str(type_code)
 
     def scan(self, rows: exp.Select) -> pl.LazyFrame:
         """A LazyFrame over `rows`: each collect runs a projected `SELECT` and fetches it in

@@ -48,13 +48,6 @@ if hasattr(_T, "BLOB"):  # sqlglot 26 reads BLOB as VARBINARY; later releases ha
 #: A description says no more than this of a column: anything not above is read as text.
 _TEXT = pl.String()
 _ROWS = "__dy_rows"
-#: Type names a driver reports that sqlglot would read otherwise than the database means
-#: them: Snowflake's connector reports its wire types (`FIXED` numbers, `REAL` is 64 bits),
-#: BigQuery's its legacy names (`INTEGER` and `FLOAT` are 64 bits).
-_REPORTED = {
-    "snowflake": {"FIXED": "NUMBER", "REAL": "DOUBLE"},
-    "bigquery": {"INTEGER": "INT64", "FLOAT": "FLOAT64"},
-}
 
 
 def relation(
@@ -91,19 +84,19 @@ def projected(
 
 def polars_dtype(type_name: str | None, description: Sequence[Any], dialect: str) -> pl.DataType:
     """The polars dtype of a column of SQL type `type_name` (a DB-API description's column:
-    precision and scale at 4 and 5), text where the type is unknown."""
+    precision and scale at 4 and 5), text where the type is unknown; the dialect's
+    `reported_types` and `decimal_dtype` say what its driver's names mean."""
+    from .._engine.sql.dialects import described
+
     if type_name is None:
         return _TEXT
-    type_name = _REPORTED.get(dialect, {}).get(type_name.upper(), type_name)
+    facts = described(dialect)
+    type_name = facts.reported_types.get(type_name.upper(), type_name)
     try:
         kind = exp.DataType.build(type_name, dialect=dialect).this
     except (sqlglot.errors.ParseError, ValueError):
         return _TEXT
     if kind == _T.DECIMAL:
         precision, scale = description[4:6] if len(description) >= 6 else (None, None)
-        if precision is None or not 0 < precision <= 38:
-            return pl.Float64()  # no fixed scale: a bare NUMERIC
-        if dialect == "snowflake" and not scale:
-            return pl.Int64()  # INT, BIGINT, SMALLINT are NUMBER(38, 0) in Snowflake
-        return pl.Decimal(precision, scale or 0)
+        return facts.decimal_dtype(precision, scale)
     return _DTYPES.get(kind, _TEXT)

@@ -13,7 +13,6 @@ from collections.abc import Callable, Collection, Hashable, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field, replace
 
-import dataframely as dy
 import polars as pl
 from sqlglot import exp
 
@@ -82,7 +81,6 @@ class SQLTable(KeyQueries):
 
     def evaluate(
         self,
-        schema: type[dy.Schema],
         lf: pl.LazyFrame,
         rules: Sequence[Rule],
         *,
@@ -90,7 +88,7 @@ class SQLTable(KeyQueries):
         identify: Sequence[str] = (),
         casts: Sequence[Cast] = (),
     ) -> Evaluation:
-        """`rules` of `schema` evaluated on this table; `lf` reads the same rows (projected
+        """`rules` evaluated on this table; `lf` reads the same rows (projected
         into SQL) for the rules that fall back to polars. With `casts`, `lf` is the polars
         cast frame (`Casts.frame`) and `rules` hold the casts' rules: each cast with an exact
         SQL form is made in the database; the others, and the rules that read their columns,
@@ -105,7 +103,6 @@ class SQLTable(KeyQueries):
             if declined[column] is None
         }
         compiled = compile_rules(
-            schema,
             rules,
             dtypes,
             self.dialect,
@@ -224,7 +221,6 @@ class Compiled:
 
 
 def compile_rules(
-    schema: type[dy.Schema],
     rules: Sequence[Rule],
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
@@ -241,14 +237,13 @@ def compile_rules(
     fallbacks: dict[str, str] = {}
     for rule in rules:
         try:
-            conditions[rule.name] = _compile(schema, rule, dtypes, dialect, skip, facts)
+            conditions[rule.name] = _compile(rule, dtypes, dialect, skip, facts)
         except NotExact as declined:
             fallbacks[rule.name] = declined.reason
     return Compiled(conditions, fallbacks)
 
 
 def _compile(
-    schema: type[dy.Schema],
     rule: Rule,
     dtypes: Mapping[str, pl.DataType],
     dialect: Dialect,
@@ -265,7 +260,7 @@ def _compile(
             raise NotExact("key dtype groups differently in SQL")
         known.prove(rule.distinct_over, dtypes, dialect.binary_collation)
         return exp.true()
-    condition = predicate(schema, rule, dtypes, dialect)
+    condition = predicate(rule, dtypes, dialect)
     if condition is None:
         raise NotExact(NO_SQL_FORM)
     known.prove(compared(condition), dtypes, dialect.binary_collation)

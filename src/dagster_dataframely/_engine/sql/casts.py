@@ -24,7 +24,7 @@ from sqlglot import exp
 from ..read_dtypes import Cast
 from .arithmetic import integer_range
 from .dialects import Dialect
-from .literals import literal, sql_type
+from .literals import literal
 
 _TABLE = "__dy_read"
 #: Significant digits a float of the width reads back unchanged through decimal text (DBL_DIG,
@@ -161,7 +161,7 @@ def _to_decimal(cast: Cast, value: exp.Expr, dialect: Dialect) -> SQLCast | None
         )
         return SQLCast(cast, _when(fits, exp.cast(value.copy(), target)))
     digits = _FLOAT_DIGITS.get(type(cast.read))
-    back = sql_type(cast.read, dialect.name)
+    back = dialect.sql_type(cast.read)
     if not dialect.float_to_decimal or digits is None or precision > digits or back is None:
         return None
     wider = exp.DataType.build(f"DECIMAL({precision + 1}, {scale})")

@@ -1,25 +1,39 @@
 """The column facts of a checked table, read from the database's catalog in one query.
 
 A source reads them once per table per run, before any rule is compiled (`SQLTable.facts`).
-The query is the dialect's (`Dialect.catalog_query`); a catalog that cannot be read (a role
-without access to it, a database that lacks it) leaves the facts unread, so every rule over
-a text column falls back to polars rather than risk a count under an unknown collation.
+The query and the reading of its rows are the dialect's (`Dialect.catalog_query`,
+`Dialect.column_facts`), built from the helpers here, one pair per kind of catalog. A
+catalog that cannot be read (a role without access to it, a database that lacks it) leaves
+the facts unread, so every rule over a text column falls back to polars rather than risk a
+count under an unknown collation.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection, Mapping
+from typing import Protocol
 
 import polars as pl
+import sqlglot
 from sqlglot import exp
 
-from .columns import TableFacts
-from .dialects import Dialect
+from .columns import ColumnFacts, TableFacts
+
+
+class Catalog(Protocol):
+    """What `read_facts` needs of a `Dialect` (which imports this module's helpers)."""
+
+    @property
+    def name(self) -> str: ...
+
+    def catalog_query(self, table: exp.Table) -> exp.Select: ...
+
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]: ...
 
 
 def read_facts(
     relation: exp.Select,
-    dialect: Dialect,
+    dialect: Catalog,
     run: Callable[[str], pl.DataFrame],
     log: Callable[[str], None] = lambda _: None,
 ) -> TableFacts:
@@ -40,3 +54,186 @@ def read_facts(
         return TableFacts(read=False)
     facts = dialect.column_facts(rows)
     return TableFacts(facts) if facts else TableFacts(read=False)
+
+
+def duckdb_catalog(table: exp.Table) -> exp.Select:
+    """DuckDB: the names and types of `table`'s columns in order (`pragma_table_info`, which
+    finds the table as the query does), the table's `CREATE` statement (its columns'
+    collations; none for a view) and the connection's `default_collation`."""
+    info = exp.Table(
+        this=exp.Anonymous(
+            this="pragma_table_info", expressions=[exp.Literal.string(table.sql(dialect="duckdb"))]
+        ),
+        alias=exp.TableAlias(this=exp.to_identifier("c")),
+    )
+    created = (
+        exp.select(exp.column("sql"))
+        .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[])))
+        .where(*_located(table, "table_name", "schema_name", "database_name"))
+    )
+    setting = exp.Anonymous(
+        this="current_setting", expressions=[exp.Literal.string("default_collation")]
+    )
+    return (
+        exp.select(
+            exp.column("name", "c"),
+            exp.column("type", "c"),
+            exp.column("sql", "t"),
+            exp.alias_(setting, "default_collation"),
+        )
+        .from_(info)
+        .join(created.subquery("t"), on=exp.true(), join_type="left")
+        .order_by(exp.column("cid", "c"))
+    )
+
+
+def duckdb_facts(rows: pl.DataFrame, binary_collation: str | None) -> dict[str, ColumnFacts]:
+    """The facts of `duckdb_catalog`'s rows: a `VARCHAR`'s collation is the one its `CREATE`
+    statement declares, else the connection's `default_collation` (a view's columns: always,
+    as their collation is not declared)."""
+    facts: dict[str, ColumnFacts] = {}
+    declared: dict[str, str] = {}
+    for name, data_type, create, default in rows.rows():
+        text = data_type == "VARCHAR"
+        declared = declared or (_declared_collations(create) if create else {})
+        collation = declared.get(name) or default or (None if create else "undeclared")
+        binary = collation is None or collation.lower() == binary_collation
+        facts[name] = ColumnFacts(
+            name, data_type, None if binary or not text else collation, collatable=text
+        )
+    return facts
+
+
+def postgres_catalog(table: exp.Table) -> exp.Select:
+    """PostgreSQL: `pg_attribute` of the relation the name resolves to (as the query will
+    resolve it, through `regclass`), with each column's type and collation."""
+    relation = exp.cast(
+        exp.Literal.string(table.sql(dialect="postgres")),
+        exp.DataType.build("REGCLASS", dialect="postgres"),
+    )
+    column = exp.column
+    return (
+        exp.select(
+            column("attname", "a"),
+            exp.Anonymous(
+                this="format_type",
+                expressions=[column("atttypid", "a"), column("atttypmod", "a")],
+            ),
+            column("typname", "t"),
+            column("collname", "k"),
+            column("collisdeterministic", "k"),
+        )
+        .from_(_pg_catalog("pg_attribute", "a"))
+        .join(
+            _pg_catalog("pg_type", "t"),
+            on=exp.EQ(this=column("oid", "t"), expression=column("atttypid", "a")),
+        )
+        .join(
+            _pg_catalog("pg_collation", "k"),
+            on=exp.EQ(this=column("oid", "k"), expression=column("attcollation", "a")),
+            join_type="left",
+        )
+        .where(
+            exp.EQ(this=column("attrelid", "a"), expression=relation),
+            exp.GT(this=column("attnum", "a"), expression=exp.Literal.number(0)),
+            exp.not_(column("attisdropped", "a")),
+        )
+        .order_by(column("attnum", "a"))
+    )
+
+
+def postgres_facts(
+    rows: pl.DataFrame, binary_collations: Collection[str], unlike_types: Mapping[str, str]
+) -> dict[str, ColumnFacts]:
+    """The facts of `postgres_catalog`'s rows: a column compares by bytes under one of
+    `binary_collations` (or none: not text); any other collation (the database's default,
+    libc, ICU, nondeterministic) is overridden; a type in `unlike_types` compares otherwise
+    whatever its collation."""
+    facts: dict[str, ColumnFacts] = {}
+    for name, data_type, type_name, collation, _deterministic in rows.rows():
+        binary = collation is None or collation in binary_collations
+        facts[name] = ColumnFacts(
+            name,
+            data_type,
+            None if binary else collation,
+            collatable=collation is not None,
+            unlike=unlike_types.get(type_name),
+        )
+    return facts
+
+
+def information_schema(source: exp.Table, table: exp.Table, *, schema: bool) -> exp.Select:
+    """`column_name, data_type, collation_name` of `table` from an `information_schema`
+    `columns` view (`source`), in the table's column order; `schema`: the view spans
+    schemas, so it is narrowed to the table's (else the session's current one)."""
+    located = exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name))
+    query = (
+        exp.select(exp.column("column_name"), exp.column("data_type"), exp.column("collation_name"))
+        .from_(source)
+        .where(located)
+        .order_by(exp.column("ordinal_position"))
+    )
+    if schema:
+        db = table.args.get("db")
+        query = query.where(
+            exp.EQ(
+                this=exp.column("table_schema"),
+                expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
+            )
+        )
+    return query
+
+
+def information_schema_facts(
+    rows: pl.DataFrame, binary_collations: Collection[str]
+) -> dict[str, ColumnFacts]:
+    """The facts of `information_schema`'s rows: a collation named in `binary_collations`
+    (lower case) means byte order."""
+    facts: dict[str, ColumnFacts] = {}
+    for name, data_type, collation in rows.rows():
+        binary = collation is None or collation.lower() in binary_collations
+        facts[name] = ColumnFacts(name, data_type, None if binary else collation)
+    return facts
+
+
+def _pg_catalog(name: str, alias: str) -> exp.Table:
+    """A PostgreSQL system catalog, named in `pg_catalog` so no table of the user hides it."""
+    return exp.table_(name, db="pg_catalog", alias=alias)
+
+
+def _current_schema() -> exp.Expr:
+    """`CURRENT_SCHEMA()`, which every dialect here reads (sqlglot 26, the oldest supported,
+    has no node of its own for it)."""
+    return exp.Anonymous(this="CURRENT_SCHEMA", expressions=[])
+
+
+def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp.Expr]:
+    """Conditions on a catalog's `name`, `schema` and `catalog` columns that find `table`
+    where its query finds it: an unnamed schema or database is the session's current one."""
+    parts: list[tuple[str, exp.Identifier | None, exp.Expr]] = [
+        (name, table.this, exp.Null()),
+        (schema, table.args.get("db"), _current_schema()),
+        (catalog, table.args.get("catalog"), exp.Anonymous(this="current_database")),
+    ]
+    return [
+        exp.EQ(
+            this=exp.column(column),
+            expression=current if part is None else exp.Literal.string(part.name),
+        )
+        for column, part, current in parts
+    ]
+
+
+def _declared_collations(create: str) -> dict[str, str]:
+    """Each column's collation as a DuckDB `CREATE TABLE` statement declares it
+    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it."""
+    try:
+        statement = sqlglot.parse_one(create, read="duckdb")
+    except sqlglot.errors.ParseError:
+        return {}
+    return {
+        definition.name: constraint.args["kind"].this.sql(dialect="duckdb")
+        for definition in statement.find_all(exp.ColumnDef)
+        for constraint in definition.constraints
+        if isinstance(constraint.args.get("kind"), exp.CollateColumnConstraint)
+    }

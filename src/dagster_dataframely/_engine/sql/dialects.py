@@ -8,20 +8,23 @@ they fall back to polars. sqlglot renders everything else.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import ClassVar
+from typing import Any, ClassVar
 
 import polars as pl
-import sqlglot
 from sqlglot import exp
 
+from . import catalog, sessions
 from .columns import ColumnFacts
 from .regex import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .sessions import Current, Value
 
 
 class Dialect:
     """DuckDB, the reference: its float order and string comparisons are polars' own."""
 
     name: ClassVar[str] = "duckdb"
+    #: How a message names the database.
+    title: ClassVar[str] = "DuckDB"
     #: NaN sorts above every number and equals itself, as in polars.
     nan_is_largest: ClassVar[bool] = True
     #: String `<`, `>` compare bytes, as in polars (no collation).
@@ -38,10 +41,14 @@ class Dialect:
         "us": "TIMESTAMP",
         "ns": "TIMESTAMP_NS",
     }
+    #: Type names its driver reports (a DB-API description) that sqlglot reads otherwise
+    #: than the database means them, with the names sqlglot reads rightly.
+    reported_types: ClassVar[dict[str, str]] = {}
     #: The engine of `REGEXP_MATCHES`.
     regex_engine: ClassVar[RegexEngine] = RE2
-    #: The collation a regex match is made under, where the column's may refuse one.
-    regex_collation: ClassVar[str | None] = None
+    #: A regex match is made under `binary_collation`, as the engine refuses (or reads
+    #: otherwise) a column of the column's own collation.
+    regex_needs_binary_collation: ClassVar[bool] = False
 
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
@@ -49,89 +56,79 @@ class Dialect:
     #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
     #: grouping is then summed and limited without a window over it (`repeated`).
     materialized_cte: ClassVar[bool] = True
+    #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
+    #: that lets a role create a table in a schema: for the message of a refused failures table.
+    grant_role_kind: ClassVar[str | None] = None
+    create_privilege: ClassVar[str] = "CREATE"
+
+    def current_role(self) -> exp.Expr | None:
+        """The role the session acts as, for that message (None: the database has no roles)."""
+        return None
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
-        """One query for the facts of `table`'s columns (`catalog`): their names and types in
-        order (`pragma_table_info`, which finds the table as the query does), the table's
-        `CREATE` statement (its columns' collations; none for a view) and the connection's
-        `default_collation`."""
-        info = exp.Table(
-            this=exp.Anonymous(
-                this="pragma_table_info",
-                expressions=[exp.Literal.string(table.sql(dialect=self.name))],
-            ),
-            alias=exp.TableAlias(this=exp.to_identifier("c")),
-        )
-        created = (
-            exp.select(exp.column("sql"))
-            .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[])))
-            .where(*_located(table, "table_name", "schema_name", "database_name"))
-        )
-        setting = exp.Anonymous(
-            this="current_setting", expressions=[exp.Literal.string("default_collation")]
-        )
-        return (
-            exp.select(
-                exp.column("name", "c"),
-                exp.column("type", "c"),
-                exp.column("sql", "t"),
-                exp.alias_(setting, "default_collation"),
-            )
-            .from_(info)
-            .join(created.subquery("t"), on=exp.true(), join_type="left")
-            .order_by(exp.column("cid", "c"))
-        )
+        """One query for the facts of `table`'s columns (see `catalog`)."""
+        return catalog.duckdb_catalog(table)
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
-        """The facts of `catalog_query`'s rows: a `VARCHAR`'s collation is the one its
-        `CREATE` statement declares, else the connection's `default_collation` (a view's
-        columns: always, as their collation is not declared)."""
-        facts: dict[str, ColumnFacts] = {}
-        declared: dict[str, str] = {}
-        for name, data_type, create, default in rows.rows():
-            text = data_type == "VARCHAR"
-            declared = declared or (_declared_collations(create) if create else {})
-            collation = declared.get(name) or default or (None if create else "undeclared")
-            binary = collation is None or collation.lower() == "binary"
-            facts[name] = ColumnFacts(
-                name, data_type, None if binary or not text else collation, collatable=text
-            )
-        return facts
+        """The facts of `catalog_query`'s rows, by column name."""
+        return catalog.duckdb_facts(rows, self.binary_collation)
 
     #: Session settings a check pins for its own queries, so that no setting of the user's
     #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
     #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.
-    session_settings: ClassVar[dict[str, str]] = {"TimeZone": "Etc/UTC"}
+    session_settings: ClassVar[dict[str, Value]] = {"TimeZone": "Etc/UTC"}
     #: Each `connection.cursor()` is a session of its own (DuckDB): the settings are pinned
     #: on every cursor, and the user's connection is never changed.
     cursors_are_sessions: ClassVar[bool] = True
+    #: A rollback undoes the settings set in its transaction: they are pinned again.
+    rollback_unsets: ClassVar[bool] = False
 
-    def set_session(self, settings: Mapping[str, str]) -> list[exp.Expr]:
-        """The statements that set `settings` for the session, one `SET SESSION` each."""
-        return [
-            exp.Set(
-                expressions=[
-                    exp.SetItem(
-                        this=exp.EQ(this=exp.column(name), expression=exp.Literal.string(value)),
-                        kind="SESSION",
-                    )
-                ]
-            )
-            for name, value in settings.items()
-        ]
+    def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
+        """The statements that set `settings` for the session, one `SET SESSION` each (None:
+        to its `DEFAULT`)."""
+        return [sessions.set_statement(name, value) for name, value in settings.items()]
 
-    def read_session(self, names: list[str]) -> exp.Select:
+    def read_session(self, names: list[str]) -> exp.Expr:
         """A one-row query of the session's current value of each setting in `names`."""
-        return exp.select(
-            *(
-                exp.alias_(
-                    exp.Anonymous(this="current_setting", expressions=[exp.Literal.string(n)]),
-                    n,
-                    quoted=True,
-                )
-                for n in names
-            )
-        )
+        return sessions.current_settings(names)
+
+    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
+        """The session's settings from `read_session`'s rows (one, a column per setting)."""
+        return {name: Current(str(value)) for name, value in rows[0].items()}
+
+    def type_name(self, type_code: Any, connection: Any) -> str | None:
+        """The SQL type name of a DB-API description's type code: an OID its `connection`
+        knows (psycopg's `adapters`), or a type whose text is its name (a string, DuckDB's
+        types); None where the driver says none (sqlite3)."""
+        if type_code is None:
+            return None
+        if isinstance(type_code, int):
+            adapters = getattr(connection, "adapters", None)
+            info = adapters.types.get(type_code) if adapters is not None else None
+            return getattr(info, "name", None)
+        return str(type_code)
+
+    def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
+        """The polars dtype of a described `DECIMAL(precision, scale)` column."""
+        if precision is None or not 0 < precision <= 38:
+            return pl.Float64()  # no fixed scale: a bare NUMERIC
+        return pl.Decimal(precision, scale or 0)
+
+    def wall_clock(self) -> exp.DataType:
+        """A timestamp without time zone (BigQuery writes it `DATETIME`)."""
+        return exp.DataType.build("TIMESTAMP")
+
+    def sql_type(self, dtype: pl.DataType) -> exp.DataType | None:
+        """The SQL type of a polars `dtype` that literals are cast to, or None."""
+        if dtype == pl.Float32:
+            return exp.DataType.build("FLOAT")
+        if dtype == pl.Float64:
+            return exp.DataType.build("DOUBLE")
+        if dtype == pl.Date:
+            return exp.DataType.build("DATE")
+        if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
+            return self.wall_clock()
+        return None
 
     def naive_timestamp(self, unit: str) -> exp.DataType | None:
         """The type of a timestamp without zone in `unit`, None where the database has none."""
@@ -158,14 +155,15 @@ class Dialect:
         """`str.contains(pattern)` (a search, not a full match), the pattern written for the
         dialect's regex engine; `NotExact` names the construct the engine reads otherwise."""
         written = self.regex_engine.search_pattern(pattern)
-        if self.regex_collation is not None:
-            collation = exp.Identifier(this=self.regex_collation, quoted=True)
+        if self.regex_needs_binary_collation and self.binary_collation is not None:
+            collation = exp.Identifier(this=self.binary_collation, quoted=True)
             value = exp.Collate(this=value, expression=collation)
         return exp.RegexpLike(this=value, expression=exp.Literal.string(written))
 
 
 class PostgresDialect(Dialect):
     name = "postgres"
+    title = "PostgreSQL"
     #: Text order follows the database's collation, not bytes.
     binary_string_order = False
     #: `value out of range: overflow` (and `underflow`) for float8.
@@ -174,7 +172,7 @@ class PostgresDialect(Dialect):
     regex_engine = POSTGRES_ARE  # `~`
     #: `~` refuses a column of a nondeterministic collation; under "C" it matches code
     #: points, which is all the patterns it is given need.
-    regex_collation = "C"
+    regex_needs_binary_collation = True
     #: Deterministic and in byte order (code point order in UTF-8) in every PostgreSQL.
     binary_collation = "C"
     #: Types whose comparisons no collation makes polars': blank-padded, case-folded.
@@ -183,70 +181,32 @@ class PostgresDialect(Dialect):
         "citext": "citext compares case-insensitively",
     }
 
+    #: Collations that compare by bytes.
+    binary_collations: ClassVar[frozenset[str]] = frozenset({"C", "POSIX"})
+
     def catalog_query(self, table: exp.Table) -> exp.Select:
-        """`pg_attribute` of the relation the name resolves to (as the query will resolve
-        it, through `regclass`), with each column's type and collation."""
-        relation = exp.cast(
-            exp.Literal.string(table.sql(dialect=self.name)),
-            exp.DataType.build("REGCLASS", dialect=self.name),
-        )
-        column = exp.column
-        return (
-            exp.select(
-                column("attname", "a"),
-                exp.Anonymous(
-                    this="format_type",
-                    expressions=[column("atttypid", "a"), column("atttypmod", "a")],
-                ),
-                column("typname", "t"),
-                column("collname", "k"),
-                column("collisdeterministic", "k"),
-            )
-            .from_(_catalog_table("pg_attribute", "a"))
-            .join(
-                _catalog_table("pg_type", "t"),
-                on=exp.EQ(this=column("oid", "t"), expression=column("atttypid", "a")),
-            )
-            .join(
-                _catalog_table("pg_collation", "k"),
-                on=exp.EQ(this=column("oid", "k"), expression=column("attcollation", "a")),
-                join_type="left",
-            )
-            .where(
-                exp.EQ(this=column("attrelid", "a"), expression=relation),
-                exp.GT(this=column("attnum", "a"), expression=exp.Literal.number(0)),
-                exp.not_(column("attisdropped", "a")),
-            )
-            .order_by(column("attnum", "a"))
-        )
+        return catalog.postgres_catalog(table)
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
-        """A column compares by bytes under `C` or `POSIX` (or none: not text); any other
-        collation (the database's default, libc, ICU, nondeterministic) is overridden."""
-        facts: dict[str, ColumnFacts] = {}
-        for name, data_type, type_name, collation, _deterministic in rows.rows():
-            binary = collation is None or collation in ("C", "POSIX")
-            facts[name] = ColumnFacts(
-                name,
-                data_type,
-                None if binary else collation,
-                collatable=collation is not None,
-                unlike=self.unlike_types.get(type_name),
-            )
-        return facts
+        return catalog.postgres_facts(rows, self.binary_collations, self.unlike_types)
+
+    def current_role(self) -> exp.Expr | None:
+        return exp.CurrentUser()
 
     #: `DateStyle` sets how dates and timestamps are read from and written as text (psycopg
     #: parses only ISO), `TimeZone` the zone of a `timestamptz` cast to a date or text, and
     #: `standard_conforming_strings = off` reads a backslash in a string literal (a custom
     #: rule's `'C:\tmp'`) as an escape. Pinned on the resource's connection for the check
     #: and restored after it (see `sources/_sql.py`).
-    session_settings: ClassVar[dict[str, str]] = {
+    session_settings: ClassVar[dict[str, Value]] = {
         "DateStyle": "ISO, MDY",
         "TimeZone": "UTC",
         "standard_conforming_strings": "on",
     }
     #: Every cursor of a connection shares its session.
     cursors_are_sessions = False
+    #: `SET SESSION` in a transaction is undone by its rollback.
+    rollback_unsets = True
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])
@@ -260,6 +220,9 @@ class SnowflakeDialect(Dialect):
     column's collation, if it has one."""
 
     name = "snowflake"
+    title = "Snowflake"
+    #: Its connector reports wire types: `FIXED` numbers, and `REAL` is 64 bits.
+    reported_types: ClassVar[dict[str, str]] = {"FIXED": "NUMBER", "REAL": "DOUBLE"}
     binary_string_order = False
     #: How its float-to-NUMBER cast rounds is not known to be polars' way: such casts stay
     #: in polars, as do its timestamp unit changes.
@@ -274,27 +237,75 @@ class SnowflakeDialect(Dialect):
     materialized_cte = False  # no MATERIALIZED keyword
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
+    grant_role_kind = "ROLE"
+    create_privilege = "CREATE TABLE"
+
+    def current_role(self) -> exp.Expr | None:
+        return exp.Anonymous(this="CURRENT_ROLE")
 
     def catalog_query(self, table: exp.Table) -> exp.Select:
-        """`information_schema.columns` of the table: each column's type and collation."""
+        """`information_schema.columns` of the table's database."""
         source = exp.Table(
             this=exp.to_identifier("COLUMNS"),
             db=exp.to_identifier("INFORMATION_SCHEMA"),
             catalog=table.args.get("catalog"),
         )
-        return _information_schema(source, table)
+        return catalog.information_schema(source, table, schema=True)
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
-        facts: dict[str, ColumnFacts] = {}
-        for name, data_type, collation in rows.rows():
-            binary = collation is None or collation.lower() in self.binary_collations
-            facts[name] = ColumnFacts(name, data_type, None if binary else collation)
-        return facts
+        return catalog.information_schema_facts(rows, self.binary_collations)
 
-    #: Nothing pinned: no check query reads or writes a date or timestamp as text, and the
-    #: zone of a `TIMESTAMP_LTZ` is read from the value itself.
-    session_settings: ClassVar[dict[str, str]] = {}
+    #: `TIMEZONE`: the zone a `TIMESTAMP_LTZ` is cast to a date or compared in;
+    #: `TIMESTAMP_TYPE_MAPPING`: what a bare `TIMESTAMP` (in a `partition_expr`) means;
+    #: `DATE_INPUT_FORMAT`, `TIMESTAMP_INPUT_FORMAT`: how a literal's text is read (a
+    #: bound's ISO text under `AUTO`); `QUOTED_IDENTIFIERS_IGNORE_CASE`: whether the quoted
+    #: names of the table and columns mean exactly what they say; `ROWS_PER_RESULTSET`: a
+    #: cap on a result's rows, which would cut the rows read into polars. Pinned with
+    #: `ALTER SESSION` for the check, and put back after it (see `sessions`).
+    session_settings: ClassVar[dict[str, Value]] = {
+        "TIMEZONE": "Etc/UTC",
+        "TIMESTAMP_TYPE_MAPPING": "TIMESTAMP_NTZ",
+        "DATE_INPUT_FORMAT": "AUTO",
+        "TIMESTAMP_INPUT_FORMAT": "AUTO",
+        "QUOTED_IDENTIFIERS_IGNORE_CASE": False,
+        "ROWS_PER_RESULTSET": 0,
+    }
     cursors_are_sessions = False
+
+    def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
+        """`ALTER SESSION SET` each setting (None: `UNSET`, so it is inherited again)."""
+        return [sessions.alter_session(name, value) for name, value in settings.items()]
+
+    def read_session(self, names: list[str]) -> exp.Expr:
+        """`SHOW PARAMETERS IN SESSION`: every session parameter, its value and the level
+        it is set at (sqlglot reads the statement as a command; it has no node for it)."""
+        return exp.Command(this="SHOW", expression="PARAMETERS IN SESSION")
+
+    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
+        return {
+            row["key"]: Current(str(row["value"]), own=row["level"] == "SESSION")
+            for row in rows
+            if row["key"] in self.session_settings
+        }
+
+    def type_name(self, type_code: Any, connection: Any) -> str | None:
+        """The connector's type codes are field ids (`FIXED`, `REAL`, `TEXT`, ...)."""
+        if isinstance(type_code, int):
+            from snowflake.connector.constants import FIELD_ID_TO_NAME
+
+            return FIELD_ID_TO_NAME.get(type_code) or None
+        return super().type_name(type_code, connection)
+
+    def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
+        """`INT`, `BIGINT`, `SMALLINT` are `NUMBER(38, 0)`: read as `Int64`."""
+        if precision is not None and 0 < precision <= 38 and not scale:
+            return pl.Int64()
+        return super().decimal_dtype(precision, scale)
+
+    def wall_clock(self) -> exp.DataType:
+        """`TIMESTAMP_NTZ`: a bare `TIMESTAMP` follows the account's
+        `TIMESTAMP_TYPE_MAPPING`."""
+        return exp.DataType.build("TIMESTAMP_NTZ", dialect="snowflake")
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return _count_case(condition)  # no FILTER clause
@@ -308,6 +319,9 @@ class SnowflakeDialect(Dialect):
 
 class BigQueryDialect(Dialect):
     name = "bigquery"
+    title = "BigQuery"
+    #: Its client reports legacy names: `INTEGER` and `FLOAT` are 64 bits.
+    reported_types: ClassVar[dict[str, str]] = {"INTEGER": "INT64", "FLOAT": "FLOAT64"}
     #: NaN compares false with every value, itself included (IEEE 754).
     nan_is_largest = False
     float_to_decimal = False
@@ -328,12 +342,13 @@ class BigQueryDialect(Dialect):
             db=table.args.get("db"),
             catalog=table.args.get("catalog"),
         )
-        return _information_schema(source, table, schema=False)
+        return catalog.information_schema(source, table, schema=False)
 
-    column_facts = SnowflakeDialect.column_facts
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
+        return catalog.information_schema_facts(rows, self.binary_collations)
 
     #: Nothing pinned: BigQuery has no session settings that change a check's query.
-    session_settings: ClassVar[dict[str, str]] = {}
+    session_settings: ClassVar[dict[str, Value]] = {}
     cursors_are_sessions = False
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
@@ -355,69 +370,11 @@ DIALECTS: dict[str, Dialect] = {
 }
 
 
-def _catalog_table(name: str, alias: str) -> exp.Table:
-    """A PostgreSQL system catalog, named in `pg_catalog` so no table of the user hides it."""
-    return exp.table_(name, db="pg_catalog", alias=alias)
-
-
-def _current_schema() -> exp.Expr:
-    """`CURRENT_SCHEMA()`, which every dialect here reads (sqlglot 26, the oldest supported,
-    has no node of its own for it)."""
-    return exp.Anonymous(this="CURRENT_SCHEMA", expressions=[])
-
-
-def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp.Expr]:
-    """Conditions on a catalog's `name`, `schema` and `catalog` columns that find `table`
-    where its query finds it: an unnamed schema or database is the session's current one."""
-    parts: list[tuple[str, exp.Identifier | None, exp.Expr]] = [
-        (name, table.this, exp.Null()),
-        (schema, table.args.get("db"), _current_schema()),
-        (catalog, table.args.get("catalog"), exp.Anonymous(this="current_database")),
-    ]
-    return [
-        exp.EQ(
-            this=exp.column(column),
-            expression=current if part is None else exp.Literal.string(part.name),
-        )
-        for column, part, current in parts
-    ]
-
-
-def _information_schema(source: exp.Table, table: exp.Table, *, schema: bool = True) -> exp.Select:
-    """`column_name, data_type, collation_name` of `table` from an `information_schema`
-    `columns` view (`source`), in the table's column order; `schema`: the view spans
-    schemas, so it is narrowed to the table's (else the session's current one)."""
-    located = exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name))
-    query = (
-        exp.select(exp.column("column_name"), exp.column("data_type"), exp.column("collation_name"))
-        .from_(source)
-        .where(located)
-        .order_by(exp.column("ordinal_position"))
-    )
-    if schema:
-        db = table.args.get("db")
-        query = query.where(
-            exp.EQ(
-                this=exp.column("table_schema"),
-                expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
-            )
-        )
-    return query
-
-
-def _declared_collations(create: str) -> dict[str, str]:
-    """Each column's collation as a DuckDB `CREATE TABLE` statement declares it
-    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it."""
-    try:
-        statement = sqlglot.parse_one(create, read="duckdb")
-    except sqlglot.errors.ParseError:
-        return {}
-    return {
-        definition.name: constraint.args["kind"].this.sql(dialect="duckdb")
-        for definition in statement.find_all(exp.ColumnDef)
-        for constraint in definition.constraints
-        if isinstance(constraint.args.get("kind"), exp.CollateColumnConstraint)
-    }
+def described(name: str) -> Dialect:
+    """The Dialect that reads dialect `name`'s descriptions and writes its wall-clock type:
+    its own, or for a dialect this package pushes nothing down to, the reference's (sqlglot's
+    and the driver's own readings)."""
+    return DIALECTS.get(name, DIALECTS["duckdb"])
 
 
 def _count_case(condition: exp.Expr) -> exp.Expr:

@@ -16,7 +16,6 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 
-import dataframely as dy
 import polars as pl
 from sqlglot import exp
 
@@ -61,18 +60,17 @@ class MemberRows:
 
 def member_rows(
     table: SQLTable,
-    schema: type[dy.Schema],
     rules: Sequence[Rule],
     failed: Mapping[str, int],
     dtypes: Mapping[str, pl.DataType],
 ) -> MemberRows | None:
-    """The member's rows split by the `rules` of `schema` that `failed` a row, or None when
+    """The member's rows split by its `rules` that `failed` a row, or None when
     one of those has no exact SQL form (the filters reading the member then run in polars).
     `dtypes`: the schema's columns as the table holds them."""
     if table.facts.declined(None, dtypes, table.dialect.binary_collation) is not None:
         return None  # a column compares otherwise in SQL: keys and joins would too
     failing = [rule for rule in rules if failed.get(rule.name)]
-    compiled = compile_rules(schema, failing, dtypes, table.dialect, facts=table.facts).conditions
+    compiled = compile_rules(failing, dtypes, table.dialect, facts=table.facts).conditions
     if any(rule.name not in compiled for rule in failing):
         return None
     passes: list[exp.Expr] = []

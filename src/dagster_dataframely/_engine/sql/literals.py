@@ -10,29 +10,7 @@ from typing import Any
 import polars as pl
 from sqlglot import exp
 
-from .dialects import DIALECTS
-
-
-def sql_type(dtype: pl.DataType, dialect: str) -> exp.DataType | None:
-    """The SQL type of a polars `dtype` that literals are cast to in `dialect`, or None."""
-    if dtype == pl.Float32:
-        return exp.DataType.build("FLOAT")
-    if dtype == pl.Float64:
-        return exp.DataType.build("DOUBLE")
-    if dtype == pl.Date:
-        return exp.DataType.build("DATE")
-    if isinstance(dtype, pl.Datetime) and dtype.time_zone is None:
-        return wall_clock(dialect)
-    return None
-
-
-def wall_clock(dialect: str) -> exp.DataType:
-    """A timestamp without time zone: `TIMESTAMP_NTZ` in Snowflake, whose bare `TIMESTAMP`
-    follows the account's TIMESTAMP_TYPE_MAPPING; `TIMESTAMP` (BigQuery's `DATETIME`)
-    elsewhere."""
-    if dialect == "snowflake":
-        return exp.DataType.build("TIMESTAMP_NTZ", dialect="snowflake")
-    return exp.DataType.build("TIMESTAMP")
+from .dialects import DIALECTS, described
 
 
 def literal(value: Any, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
@@ -69,7 +47,7 @@ def literal(value: Any, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
 
 
 def _cast(value: exp.Expr, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
-    target = sql_type(dtype, dialect)
+    target = described(dialect).sql_type(dtype)
     return None if target is None else exp.cast(value, target)
 
 
@@ -83,7 +61,7 @@ def _instant(value: dt.datetime, dtype: pl.Datetime, dialect: str) -> exp.Expr |
     known = DIALECTS.get(dialect)
     target = known.naive_timestamp(unit) if known is not None else None
     if target is None and unit != "ns":
-        target = wall_clock(dialect)  # microseconds hold a bound in ms or us exactly
+        target = described(dialect).wall_clock()  # microseconds hold a bound in ms or us exactly
     if target is None:
         return None
     return exp.cast(exp.Literal.string(seen.isoformat(sep=" ")), target)

@@ -1,4 +1,4 @@
-"""Dataframely's column rules compiled to SQL predicates, from the column's own settings.
+"""Dataframely's column rules compiled to SQL predicates, from the catalogue `Rule` alone.
 
 A predicate is what the rule's polars expression computes, row by row: `TRUE` passes, `FALSE`
 fails, `NULL` passes (as `Schema.filter` has it). A rule with no exact form here (a zoned
@@ -11,12 +11,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-import dataframely as dy
 import polars as pl
 from sqlglot import exp
 
 from ..catalogue import Rule
-from ..dataframely_internals import rule_owner
 from .dialects import Dialect, infinite
 from .expressions import translate
 from .literals import literal
@@ -32,20 +30,18 @@ _BOUNDS: dict[str, type[exp.Expr]] = {
 _GROUPABLE = (pl.Boolean, pl.String, pl.Date)
 
 
-def predicate(
-    schema: type[dy.Schema], rule: Rule, dtypes: Mapping[str, pl.DataType], dialect: Dialect
-) -> exp.Expr | None:
-    """The SQL predicate of the row-wise `rule` of `schema`, or None to evaluate it in polars."""
-    column, suffix = rule_owner(rule.name, list(schema.columns()))
-    if column is None or suffix == "check" or suffix.startswith("check__"):
+def predicate(rule: Rule, dtypes: Mapping[str, pl.DataType], dialect: Dialect) -> exp.Expr | None:
+    """The SQL predicate of the row-wise `rule`, from its kind and constraint value (a custom
+    rule's from its expression), or None to evaluate it in polars."""
+    column, suffix = rule.column, rule.kind
+    if column is None or suffix in ("check", "cast") or suffix.startswith("check__"):
         return translate(rule.expr, dtypes, dialect)
-    settings = schema.columns()[column]
     dtype = dtypes[column]
     value = exp.column(column, quoted=True)
     if suffix == "nullability":
         return exp.Not(this=exp.Is(this=value, expression=exp.Null()))
     if suffix in _BOUNDS:
-        bound = literal(getattr(settings, suffix), dtype, dialect.name)
+        bound = literal(rule.value, dtype, dialect.name)
         if bound is None:
             return None
         compared = _BOUNDS[suffix](this=value, expression=bound)
@@ -65,14 +61,14 @@ def predicate(
     if suffix in ("min_length", "max_length") and dtype == pl.String:
         length = dialect.byte_length(value)
         compare = exp.GTE if suffix == "min_length" else exp.LTE
-        limit = getattr(settings, suffix)
+        limit = rule.value
         return (
             None if length is None else compare(this=length, expression=exp.Literal.number(limit))
         )
     if suffix == "regex" and dtype == pl.String:
-        return dialect.contains(value, settings.regex)  # type: ignore[attr-defined]
+        return dialect.contains(value, rule.value)
     if suffix == "is_in":
-        return _is_in(value, list(settings.is_in), dtype, dialect.name)  # type: ignore[attr-defined]
+        return _is_in(value, list(rule.value), dtype, dialect.name)
     return None
 
 

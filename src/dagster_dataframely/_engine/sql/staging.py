@@ -47,10 +47,14 @@ class Session:
         if self.refused:
             return select
         name = f"{_STAGED}_{next(self._names)}"
+        created = exp.Create(
+            this=exp.to_table(name),
+            kind="TABLE",
+            expression=select.copy(),
+            properties=exp.Properties(expressions=[exp.TemporaryProperty()]),
+        )
         try:
-            self.execute(
-                f"CREATE TEMPORARY TABLE {name} AS {select.sql(dialect=self.dialect.name)}"
-            )
+            self.execute(created.sql(dialect=self.dialect.name))
         except Exception as error:
             self.rollback()
             self.refused = True
@@ -68,10 +72,18 @@ class Session:
         """Drop the session's temporary tables (a connection that lives on keeps them)."""
         for name in self.staged:
             try:
-                self.execute(f"DROP TABLE IF EXISTS {name}")
+                self.execute(_drop(exp.to_table(name)).sql(dialect=self.dialect.name))
             except Exception:
                 self.rollback()
         self.staged.clear()
+
+
+def _drop(table: exp.Table) -> exp.Drop:
+    """`DROP TABLE IF EXISTS table` (sqlglot 30 lists the tables, earlier releases hold the
+    one table as `this`)."""
+    if "tables" in exp.Drop.arg_types:
+        return exp.Drop(tables=[table], kind="TABLE", exists=True)
+    return exp.Drop(this=table, kind="TABLE", exists=True)
 
 
 @contextmanager

@@ -1,6 +1,7 @@
 """The pattern of a `regex` rule, read as polars reads it (Rust's `regex` syntax, `parse` into
-a `tree`) and written for each database's regex engine where that engine reads it alike
-(`engines`, with classes evaluated to exact code point `sets`); elsewhere `NotExact`.
+a `tree`, its escapes read by `scanner` and its bracketed classes by `classes`) and written
+for each database's regex engine where that engine reads it alike (`engines`, with classes
+evaluated to exact code point `sets`); elsewhere `NotExact`.
 """
 
 from .engines import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine

@@ -1,0 +1,220 @@
+"""The `dagster-dataframely` console script: Dataframely schema source from what exists.
+
+- `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
+- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
+  from a database table, or from a parquet or Delta path.
+
+`--output FILE` writes the source to a file instead.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+#: Exit status for a command line that names something that cannot be imported.
+USAGE_ERROR = 2
+#: Exit status for a model that cannot be migrated, or a table a schema cannot be inferred for.
+MIGRATION_ERROR = 1
+
+
+class _ImportFailure(Exception):
+    """An import path that does not lead to an object; the message is one line."""
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="dagster-dataframely", description="Tools for dagster-dataframely."
+    )
+    commands = parser.add_subparsers(dest="command", required=True)
+    migrate = commands.add_parser(
+        "migrate-pandera",
+        help="Write a Pandera polars model as a Dataframely schema (source code).",
+        description=(
+            "Print the Dataframely source for a Pandera polars DataFrameModel or "
+            "DataFrameSchema. Rule names are kept, so Dagster check names stay the same."
+        ),
+    )
+    migrate.add_argument("model", help="the model, as package.module:Model")
+    migrate.add_argument("--output", "-o", type=Path, help="write the source to this file")
+    infer = commands.add_parser(
+        "infer",
+        help="Write a Dataframely schema for a table, a parquet or a Delta path.",
+        description=(
+            "Print Dataframely source for a table as dagster-dataframely's sources read it: "
+            "column types, NOT NULL, the primary key. With --profile, one aggregate query "
+            "proposes more, as comments."
+        ),
+    )
+    infer.add_argument("table", help="a table name with --duckdb/--postgres, else a path")
+    where = infer.add_mutually_exclusive_group()
+    where.add_argument("--duckdb", type=Path, metavar="FILE", help="a DuckDB database file")
+    where.add_argument("--postgres", metavar="CONNINFO", help="a PostgreSQL connection string")
+    infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
+    infer.add_argument("--name", help="the schema class's name (default: the table's)")
+    infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
+    dbt = commands.add_parser(
+        "infer-dbt",
+        help="Write a Dataframely schema module per dbt model, from its tests and contract.",
+        description=(
+            "Write <model>.py for each selected model of a dbt project's manifest.json: "
+            "not_null, unique, accepted_values, expression_is_true and "
+            "unique_combination_of_columns tests, severities and warn_if/error_if, the "
+            "contract's data_type and constraints."
+        ),
+    )
+    dbt.add_argument("manifest", type=Path, help="the project's target/manifest.json")
+    dbt.add_argument("--select", "-s", nargs="+", help="model names or globs (default: all)")
+    dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
+    contract = commands.add_parser(
+        "dbt-contract",
+        help="Write a dbt model's enforced contract (YAML) from a Dataframely schema.",
+        description=(
+            "Print the schema.yml entry of a dbt model whose enforced contract declares the "
+            "schema's columns: data_type per dialect, not_null, unique and primary_key."
+        ),
+    )
+    contract.add_argument("schema", help="the schema, as package.module:Schema")
+    contract.add_argument("--model", help="the dbt model's name (default: the class's)")
+    contract.add_argument("--dialect", default="duckdb", help="dbt's adapter (default: duckdb)")
+    contract.add_argument("--output", "-o", type=Path, help="write the YAML to this file")
+    args = parser.parse_args(argv)
+    if args.command == "dbt-contract":
+        return _dbt_contract(args)
+    if args.command == "infer":
+        return _infer(args)
+    if args.command == "infer-dbt":
+        return _infer_dbt(args)
+    return _migrate_pandera(args.model, args.output)
+
+
+def _infer(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import infer_schema
+
+    try:
+        with _connection(args.duckdb, args.postgres) as (connection, dialect):
+            source = infer_schema(
+                args.table,
+                connection=connection,
+                dialect=dialect,
+                schema_name=args.name,
+                profile=args.profile,
+            )
+    except (DagsterDataframelyError, _ImportFailure) as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    return _written(source, args.output)
+
+
+def _infer_dbt(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import dbt_schemas
+    from .infer._dbt import write_modules
+
+    try:
+        with _connection(args.duckdb, None) as (connection, dialect):
+            sources = dbt_schemas(
+                args.manifest, select=args.select, connection=connection, dialect=dialect
+            )
+    except (DagsterDataframelyError, _ImportFailure) as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    for path in write_modules(sources, args.output_dir):
+        print(f"Wrote {path}", file=sys.stderr)
+    return 0
+
+
+def _dbt_contract(args: argparse.Namespace) -> int:
+    from .errors import DagsterDataframelyError
+    from .infer import dbt_contract
+
+    try:
+        text = dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect)
+    except _ImportFailure as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return USAGE_ERROR
+    except DagsterDataframelyError as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    return _written(text, args.output)
+
+
+@contextmanager
+def _connection(duckdb_file: Path | None, conninfo: str | None) -> Iterator[tuple[Any, str | None]]:
+    """The connection the options name (read only), and its dialect; None for a path."""
+    if duckdb_file is not None:
+        import duckdb
+
+        if not duckdb_file.exists():
+            raise _ImportFailure(f"no DuckDB database file at {duckdb_file}")
+        with duckdb.connect(str(duckdb_file), read_only=True) as connection:
+            yield connection, "duckdb"
+    elif conninfo is not None:
+        try:
+            import psycopg
+        except ImportError as error:
+            raise _ImportFailure("--postgres reads through psycopg: pip install psycopg") from error
+        with psycopg.connect(conninfo) as connection:
+            yield connection, "postgres"
+    else:
+        yield None, None
+
+
+def _written(source: str, output: Path | None) -> int:
+    if output is None:
+        sys.stdout.write(source)
+    else:
+        output.write_text(source, encoding="utf-8")
+        print(f"Wrote {output}", file=sys.stderr)
+    return 0
+
+
+def _migrate_pandera(path: str, output: Path | None) -> int:
+    try:
+        model = _load(path)
+    except _ImportFailure as failure:
+        print(f"dagster-dataframely: error: {failure}", file=sys.stderr)
+        return USAGE_ERROR
+    try:
+        from .errors import UnsupportedSchemaError
+        from .pandera import migrate
+    except ImportError as error:  # Pandera is not installed
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    try:
+        source = migrate(model, import_path=path)
+    except UnsupportedSchemaError as error:
+        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
+        return MIGRATION_ERROR
+    return _written(source, output)
+
+
+def _load(path: str) -> Any:
+    """The object at `package.module:name` (the name may be dotted)."""
+    module_name, colon, attribute = path.partition(":")
+    if not colon or not module_name or not attribute:
+        raise _ImportFailure(f"{path!r} is not an import path of the form package.module:Model")
+    if os.getcwd() not in sys.path:  # like `python -m`: the project in the current directory
+        sys.path.insert(0, os.getcwd())
+    try:
+        value: Any = importlib.import_module(module_name)
+    except Exception as error:
+        reason = " ".join(str(error).split()) or type(error).__name__
+        raise _ImportFailure(f"cannot import module {module_name!r}: {reason}") from error
+    for part in attribute.split("."):
+        if not hasattr(value, part):
+            raise _ImportFailure(f"cannot import {attribute!r} from module {module_name!r}")
+        value = getattr(value, part)
+    return value
+
+
+if __name__ == "__main__":  # pragma: no cover
+    raise SystemExit(main())

@@ -1,0 +1,104 @@
+"""Failing rows kept: the shape of a run's failing rows, and how polars selects them.
+
+A kept row is a row of the checked table that fails at least one rule: the schema's columns,
+then one Boolean column per rule of the schema named by its check name (`dy_rule__amount__min`,
+as in the quarantine; `true` where the row fails the rule, `false` where it passes, `null`
+for a rule the run did not evaluate), then the run id and the partition key. Every rule has
+its column, failing or not, so every run writes the same shape to the same table or files.
+The SQL backend selects the same rows inside the database (`sql.failing_rows`); this module
+selects them in polars, for files and for rules that fell back to polars.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import polars as pl
+
+from .catalogue import Rule
+from .evaluate import Evaluation
+
+#: The column holding the Dagster run id of the run that kept the row.
+RUN_ID = "dy_run_id"
+#: The column holding the partition key the run checked (null: an unpartitioned asset).
+PARTITION_KEY = "dy_partition_key"
+_REPEATED = "__dy_repeated"
+#: A cap polars' `head` cannot take (its row index is 32 bits): as many rows as a frame holds.
+_NO_CAP = (1 << 32) - 1
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """What identifies one run's rows: its run id and the partition it checked."""
+
+    run_id: str
+    partition_key: str | None
+
+
+def flag_columns(catalogue: Sequence[Rule]) -> list[str]:
+    """The Boolean columns of a kept row, in catalogue order."""
+    return list(dict.fromkeys(rule.check_name for rule in catalogue))
+
+
+def kept_columns(columns: Sequence[str], catalogue: Sequence[Rule]) -> dict[str, pl.DataType]:
+    """The columns a kept row adds to the checked row's `columns`, with their dtypes."""
+    added: dict[str, pl.DataType] = dict.fromkeys(flag_columns(catalogue), pl.Boolean())
+    return added | {RUN_ID: pl.String(), PARTITION_KEY: pl.String()}
+
+
+def failing_rules(rules: Sequence[Rule], evaluation: Evaluation) -> list[Rule]:
+    """The rules of `rules` that failed on at least one row."""
+    return [rule for rule in rules if evaluation.failed.get(rule.name)]
+
+
+def failing_frame(
+    lf: pl.LazyFrame,
+    columns: Sequence[str],
+    catalogue: Sequence[Rule],
+    evaluation: Evaluation,
+    stamp: Stamp,
+    cap: int,
+) -> pl.LazyFrame:
+    """The first `cap` rows of `lf` failing a rule of `evaluation`, in the kept shape.
+
+    A row rule's flag is its expression (null passes, as `Schema.filter` has it); a `unique`
+    or primary-key rule flags the rows whose key repeats, found by one grouping (memory in
+    the number of repeated keys, as its count). The frame is lazy: a sink streams it.
+    """
+    failing = failing_rules(catalogue, evaluation)
+    frame = lf
+    flags: dict[str, pl.Expr] = {}
+    for rule in failing:
+        if rule.distinct_over is None:
+            flags[rule.check_name] = ~rule.expr.fill_null(True)
+            continue
+        keys = list(rule.distinct_over)
+        marker = f"{_REPEATED}_{len(flags)}"
+        repeated = (
+            lf.group_by(keys)
+            .agg(pl.len().alias(marker))
+            .filter(pl.col(marker) > 1)
+            .with_columns(pl.lit(True).alias(marker))
+            .collect(engine="streaming")
+        )
+        frame = frame.join(repeated.lazy(), on=keys, how="left", nulls_equal=True)
+        flags[rule.check_name] = pl.col(marker).fill_null(False)
+    selected: list[pl.Expr] = [pl.col(name) for name in columns]
+    for rule in catalogue:
+        if rule.check_name in flags:
+            expr = flags[rule.check_name]
+        elif rule.name in evaluation.failed:
+            expr = pl.lit(False)
+        else:
+            expr = pl.lit(None, dtype=pl.Boolean)
+        selected.append(expr.alias(rule.check_name))
+    selected += [
+        pl.lit(stamp.run_id, dtype=pl.String).alias(RUN_ID),
+        pl.lit(stamp.partition_key, dtype=pl.String).alias(PARTITION_KEY),
+    ]
+    shaped = frame.select(list({e.meta.output_name(): e for e in selected}.values()))
+    if not failing:
+        return shaped.head(0)
+    kept = shaped.filter(pl.any_horizontal(*(pl.col(r.check_name) for r in failing)))
+    return kept if cap >= _NO_CAP else kept.head(cap)

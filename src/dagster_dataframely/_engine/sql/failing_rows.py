@@ -1,0 +1,243 @@
+"""Failing rows kept in the database: the statements, as sqlglot trees in the table's dialect.
+
+The rows never leave the database: `CREATE TABLE IF NOT EXISTS ... AS SELECT ... LIMIT 0`
+gives the table the kept shape (see `..failing_rows`), then one transaction deletes the
+partition's earlier rows and `INSERT ... SELECT`s this run's, at most the cap. A row rule's
+flag is its pushed-down predicate, negated (`NULL` passes); a `unique` or primary-key rule's is
+`COUNT(*) OVER (PARTITION BY key) > 1`. A failing rule without an exact SQL form makes the
+whole selection polars' (`failing_frame`), whose rows are then inserted as literal `VALUES`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import dataframely as dy
+import polars as pl
+from sqlglot import exp
+
+from ..catalogue import Rule
+from ..evaluate import Evaluation
+from ..failing_rows import PARTITION_KEY, RUN_ID, Stamp, failing_rules, kept_columns
+from .backend import SQLTable, compile_rules
+from .dialects import Dialect
+from .literals import literal
+
+_KEPT = "__dy_kept"
+_SUFFIX = "__dy_failures"
+#: Rows of one `INSERT ... VALUES` of rows polars selected.
+_VALUES_ROWS = 500
+
+
+def beside(table: exp.Table, dialect: Dialect, within: exp.Table | None = None) -> exp.Table:
+    """The failures table of `table`: `<table>__dy_failures` (the suffix folded as the
+    dialect folds a bare name, `ORDERS__DY_FAILURES` in Snowflake), in `table`'s schema or in
+    the schema (and database) of `within`, as dbt keeps its test failures in an audit
+    schema: one setting serves every asset of a `with_schemas` or a collection."""
+    from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
+
+    suffix = normalize_identifiers(exp.to_identifier(_SUFFIX), dialect=dialect.name).name
+    found = table.copy()
+    found.set("this", exp.to_identifier(table.name + suffix, quoted=True))
+    if within is not None:
+        for part in ("db", "catalog"):
+            value = within.args.get(part)
+            found.set(part, None if value is None else value.copy())
+    return found
+
+
+def _text(value: str | None) -> exp.Expr:
+    string = exp.DataType.build("VARCHAR")
+    return exp.cast(exp.Null() if value is None else exp.Literal.string(value), string)
+
+
+def _boolean(value: bool | None) -> exp.Expr:
+    return exp.cast(exp.Null() if value is None else exp.Boolean(this=value), "BOOLEAN")
+
+
+def _shaped(
+    columns: Sequence[str], catalogue: Sequence[Rule], flags: Mapping[str, exp.Expr], stamp: Stamp
+) -> list[exp.Expr]:
+    selected: list[exp.Expr] = [exp.column(name, quoted=True) for name in columns]
+    for name in kept_columns(columns, catalogue):
+        if name == RUN_ID:
+            value = _text(stamp.run_id)
+        elif name == PARTITION_KEY:
+            value = _text(stamp.partition_key)
+        else:
+            value = flags.get(name, _boolean(None))
+        selected.append(exp.alias_(value, name, quoted=True))
+    return selected
+
+
+def create(
+    table: SQLTable, target: exp.Table, columns: Sequence[str], catalogue: Sequence[Rule]
+) -> exp.Create:
+    """`CREATE TABLE IF NOT EXISTS target AS` the kept shape, no rows."""
+    shape = exp.select(*_shaped(columns, catalogue, {}, Stamp("", None))).from_(table.rows())
+    return exp.Create(this=target, kind="TABLE", exists=True, expression=shape.limit(0))
+
+
+def present(target: exp.Table) -> exp.Select:
+    """No rows of `target`: its column names, to find the flags of rules added since."""
+    return exp.select(exp.Star()).from_(target).limit(0)
+
+
+def widen(target: exp.Table, flags: Sequence[str]) -> list[exp.Alter]:
+    """Add the Boolean columns `flags` (rules the schema gained since the table was made)."""
+    return [
+        exp.Alter(
+            this=target.copy(),
+            kind="TABLE",
+            actions=[
+                exp.ColumnDef(
+                    this=exp.to_identifier(flag, quoted=True),
+                    kind=exp.DataType.build("BOOLEAN"),
+                    exists=True,
+                )
+            ],
+        )
+        for flag in flags
+    ]
+
+
+def failing_select(
+    table: SQLTable,
+    schema: type[dy.Schema],
+    dtypes: Mapping[str, pl.DataType],
+    catalogue: Sequence[Rule],
+    evaluation: Evaluation,
+    stamp: Stamp,
+    cap: int,
+) -> exp.Select | None:
+    """The first `cap` rows failing a rule of `evaluation`, in the kept shape; None when a
+    failing rule has no exact SQL form here (polars selects them then)."""
+    failing = failing_rules(catalogue, evaluation)
+    compiled = compile_rules(failing, dtypes, table.dialect, facts=table.facts)
+    if compiled.fallbacks:
+        return None
+    flags: dict[str, exp.Expr] = {}
+    for rule in failing:
+        if rule.distinct_over is None:
+            failed = exp.not_(exp.paren(compiled.conditions[rule.name]))
+            flags[rule.check_name] = exp.Coalesce(this=failed, expressions=[exp.false()])
+        else:
+            keys = [exp.column(key, quoted=True) for key in rule.distinct_over]
+            window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=keys)
+            flags[rule.check_name] = exp.GT(this=window, expression=exp.Literal.number(1))
+    flags |= {
+        rule.check_name: _boolean(False)
+        for rule in catalogue
+        if rule.name in evaluation.failed and rule.check_name not in flags
+    }
+    shaped = exp.select(*_shaped(schema.column_names(), catalogue, flags, stamp)).from_(
+        table.rows()
+    )
+    any_failing = exp.or_(*(exp.column(r.check_name, quoted=True) for r in failing))
+    return (
+        exp.select(exp.Star())
+        .from_(shaped.subquery(exp.to_identifier(_KEPT, quoted=True)))
+        .where(any_failing)
+        .limit(cap)
+    )
+
+
+def _of_run(stamp: Stamp, *, run: bool) -> exp.Expr:
+    partition = exp.column(PARTITION_KEY, quoted=True)
+    condition: exp.Expr = (
+        exp.Is(this=partition, expression=exp.Null())
+        if stamp.partition_key is None
+        else exp.EQ(this=partition, expression=exp.Literal.string(stamp.partition_key))
+    )
+    if run:
+        run_id = exp.EQ(
+            this=exp.column(RUN_ID, quoted=True), expression=exp.Literal.string(stamp.run_id)
+        )
+        condition = exp.and_(run_id, condition)
+    return condition
+
+
+def clear(target: exp.Table, stamp: Stamp) -> exp.Delete:
+    """Delete the earlier rows of the run's partition (every earlier row, unpartitioned)."""
+    return exp.delete(target, where=_of_run(stamp, run=False))
+
+
+def insert(target: exp.Table, select: exp.Query, names: Sequence[str]) -> exp.Insert:
+    """`INSERT INTO target (names) select`."""
+    return exp.insert(select, target, columns=[exp.to_identifier(n, quoted=True) for n in names])
+
+
+def counted(target: exp.Table, stamp: Stamp) -> exp.Select:
+    """How many rows the run kept."""
+    return (
+        exp.select(exp.alias_(exp.Count(this=exp.Star()), "n"))
+        .from_(target)
+        .where(_of_run(stamp, run=True))
+    )
+
+
+def query(target: exp.Table, stamp: Stamp, flags: Sequence[str]) -> exp.Select:
+    """The run's kept rows failing any of the rules whose check names are `flags`."""
+    failing = exp.or_(*(exp.column(flag, quoted=True) for flag in flags))
+    return exp.select(exp.Star()).from_(target).where(exp.and_(_of_run(stamp, run=True), failing))
+
+
+def values(target: exp.Table, frame: pl.DataFrame, dialect: Dialect) -> Iterator[exp.Insert]:
+    """`frame`'s rows as `INSERT ... VALUES` statements of at most `_VALUES_ROWS` rows; a
+    value without an exact literal raises `ValueError` naming its column and dtype."""
+    names = frame.columns
+    for start in range(0, frame.height, _VALUES_ROWS):
+        chunk = frame.slice(start, _VALUES_ROWS)
+        rows = [
+            exp.tuple_(
+                *(
+                    _value(value, frame.schema[name], name, dialect)
+                    for name, value in zip(names, row, strict=True)
+                )
+            )
+            for row in chunk.iter_rows()
+        ]
+        yield insert(target, exp.values(rows), names)  # type: ignore[arg-type]
+
+
+def _value(value: Any, dtype: pl.DataType, column: str, dialect: Dialect) -> exp.Expr:
+    """`value` as a literal of its column's type; where there is none (a zoned timestamp, a
+    decimal), as its text, which the insert casts to the target column's type."""
+    if value is None:
+        return exp.Null()
+    found = literal(value, dtype, dialect.name)
+    if found is not None:
+        return found
+    if dtype.is_nested() or dtype == pl.Binary:
+        raise ValueError(f"column {column!r} ({dtype}) has no SQL literal here")
+    return exp.Literal.string(str(value))
+
+
+def grant(dialect: Dialect, target: exp.Table, role: str) -> list[exp.Grant]:
+    """The grants `role` needs to keep rows in `target`: create tables in its schema, and
+    write and read the table."""
+    principal = exp.GrantPrincipal(
+        this=exp.to_identifier(role, quoted=True), kind=dialect.grant_role_kind
+    )
+    schema = exp.Table(
+        this=target.args.get("db") or exp.to_identifier("public"),
+        db=target.args.get("catalog"),
+    )
+    privileges = (dialect.create_privilege,)
+    return [
+        exp.Grant(
+            privileges=[exp.GrantPrivilege(this=exp.var(p)) for p in privileges],
+            kind="SCHEMA",
+            securable=schema,
+            principals=[principal.copy()],
+        ),
+        exp.Grant(
+            privileges=[
+                exp.GrantPrivilege(this=exp.var(p)) for p in ("SELECT", "INSERT", "DELETE")
+            ],
+            kind="TABLE",
+            securable=target.copy(),
+            principals=[principal.copy()],
+        ),
+    ]

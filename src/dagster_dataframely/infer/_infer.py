@@ -1,0 +1,114 @@
+"""`infer_schema`: Dataframely schema source for a database table, a parquet or a Delta path."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from sqlglot import exp
+
+from .._writing.names import class_name
+from ..errors import TableNotFoundError
+from ..sources._names import dialect_name
+from ._columns import InferredColumn, InferredTable
+from ._database import Database, database, read_columns
+from ._profile import profile_frame, profile_sql
+from ._render import render
+
+ABOUT = (
+    "Written by `dagster-dataframely infer`: each column's type is the one "
+    "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
+    "are declared. Comments marked `proposed` come from a profile of today's rows: "
+    "assumptions, not rules, until a person adopts them."
+)
+
+
+def infer_schema(
+    table: str | os.PathLike[str],
+    *,
+    connection: Any = None,
+    dialect: str | None = None,
+    schema_name: str | None = None,
+    profile: bool = False,
+) -> str:
+    """Dataframely schema source for a table: one formatted, importable module.
+
+    The name is Dataframely's (`dataframely.experimental.infer_schema` writes a schema for a
+    frame in memory); this one reads a stored table as dagster-dataframely's sources read
+    it, so the schema passes the column-schema check of the source that checks the table.
+    Column types are the ones the source reads, `NOT NULL` columns are not nullable, a
+    declared primary key is `primary_key=True`, and a column with no Dataframely type is a
+    comment naming its type. With `profile`, one aggregate query inside the database (one
+    polars pass over a file) proposes more, as `# proposed` comments, never as rules.
+
+    Args:
+        table: A table name (`schema.table`, or `table` in the current schema) when
+            `connection` is given; else a parquet file, directory or glob, or a Delta table's
+            directory.
+        connection: A DuckDB connection, a DB-API connection of another database, or a
+            Dagster resource that gives one (`DuckDBResource`, `SnowflakeResource`).
+        dialect: sqlglot's name of the database's SQL (`postgres`, `snowflake`,
+            `bigquery`); not needed for DuckDB.
+        schema_name: The class name; defaults to the table's name in CamelCase.
+        profile: Propose nullability, a primary key, `is_in` and `min` from today's rows.
+
+    Raises:
+        TableNotFoundError: The database cannot read the table (the message names the
+            closest tables it has), or the path holds none.
+        InvalidSourceError: The table name does not parse in the dialect, or a connection
+            that is not DuckDB's comes without `dialect`.
+    """
+    if connection is None:
+        inferred = _file(Path(table), profile=profile)
+    else:
+        with database(connection, dialect) as db:
+            inferred = _table(db, str(table), profile=profile)
+    # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
+    name = inferred.name.lower() if inferred.name.isupper() else inferred.name
+    return render(inferred, schema_name or class_name(name), about=ABOUT)
+
+
+def _table(db: Database, name: str, *, profile: bool) -> InferredTable:
+    table, columns, facts = read_columns(db, name)
+    profiles = {}
+    if profile:
+        profiles = profile_sql(
+            exp.select(exp.Star()).from_(table), columns, facts, db.dialect, db.run
+        )
+    return InferredTable(
+        name=table.name,
+        where=f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}",
+        columns=columns,
+        profiles=profiles,
+    )
+
+
+def _file(path: Path, *, profile: bool) -> InferredTable:
+    """A Delta table (a directory with `_delta_log`) or parquet, scanned as the package's
+    `DeltaSource` and `ParquetSource` scan it."""
+    from ..sources import DeltaSource, ParquetSource
+
+    delta = (path / "_delta_log").is_dir()
+    source = DeltaSource(str(path)) if delta else ParquetSource(str(path))
+    try:
+        frame = source.scan()
+        schema = frame.collect_schema()
+    except Exception as error:
+        reason = " ".join(str(error).split())[:300]
+        raise TableNotFoundError(
+            f"Cannot infer a schema for {source.describe()}: it cannot be read ({reason}). "
+            "Give a parquet file, directory or glob, or a Delta table's directory; for a "
+            "database table, give its connection (--duckdb FILE, --postgres CONNINFO)."
+        ) from error
+    columns = [
+        InferredColumn(name=name, dtype=dtype, declared=str(dtype))
+        for name, dtype in schema.items()
+    ]
+    stem = path.name if delta or path.is_dir() else path.name.split(".")[0]
+    return InferredTable(
+        name=stem or "table",
+        where=source.describe(),
+        columns=columns,
+        profiles=profile_frame(frame, columns) if profile else {},
+    )

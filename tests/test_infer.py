@@ -1,0 +1,267 @@
+"""`dd.infer_schema` and `dagster-dataframely infer`: a schema written from a table, executed,
+and used to check the same table in a real run (every check passes, the column schema too)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import fakesnow
+import polars as pl
+import pytest
+from console import dagster_dataframely
+from dagster_duckdb import DuckDBResource
+from postgres import PostgresResource, PostgresServer
+from test_sql_snowflake import SnowflakeWarehouse
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import TableNotFoundError
+
+ORDERS = """
+CREATE TYPE mood AS ENUM ('calm', 'busy');
+CREATE TABLE orders (
+    order_id INTEGER PRIMARY KEY,
+    customer_id BIGINT NOT NULL,
+    status VARCHAR,
+    amount DOUBLE,
+    price DECIMAL(10, 2) NOT NULL,
+    placed TIMESTAMPTZ,
+    day DATE,
+    shop mood,
+    tags VARCHAR[],
+    "Order Note" VARCHAR
+);
+INSERT INTO orders VALUES
+    (1, 10, 'paid', 2.5, 1.25, '2024-01-01 10:00:00+00', '2024-01-01', 'calm', ['a'], 'x'),
+    (2, 11, 'open', NULL, 0, '2024-01-02 10:00:00+00', '2024-01-02', 'busy', [], NULL),
+    (3, 10, 'paid', 7.0, 3.50, NULL, NULL, NULL, NULL, 'y');
+CREATE TABLE waits (order_id INTEGER, wait INTERVAL);
+"""
+
+
+def dtypes(schema: type[dy.Schema]) -> dict[str, pl.DataType]:
+    return {name: column.dtype for name, column in schema.columns().items()}
+
+
+def load(source: str, name: str) -> type[dy.Schema]:
+    """The schema class the written source defines, by executing it."""
+    namespace: dict[str, Any] = {}
+    exec(compile(source, f"{name}.py", "exec"), namespace)
+    schema = namespace[name]
+    assert issubclass(schema, dy.Schema)
+    return schema
+
+
+def checked(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]) -> dict:
+    """check name -> passed, from a real run of the sidecar on the asset `orders`."""
+
+    @dg.asset(name="orders")
+    def orders() -> None:
+        """The table exists already: the run only checks it."""
+
+    result = dg.materialize(
+        [orders, dd.schema_checks(schema, asset=orders, source=source)],
+        resources=resources,
+        instance=dg.DagsterInstance.ephemeral(),
+    )
+    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+
+
+@pytest.fixture
+def shop(tmp_path: Path) -> Path:
+    path = tmp_path / "shop.duckdb"
+    with duckdb.connect(str(path)) as connection:
+        connection.execute(ORDERS)
+    return path
+
+
+def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
+    with duckdb.connect(str(shop)) as connection:
+        source = dd.infer_schema("orders", connection=connection)
+    schema = load(source, "Orders")
+
+    columns = schema.columns()
+    assert columns["order_id"].primary_key and not columns["customer_id"].nullable
+    assert columns["status"].nullable and columns["Order Note"].nullable
+    assert dtypes(schema)["price"] == pl.Decimal(10, 2)
+    outcomes = checked(
+        schema,
+        dd.sources.DuckDBTableSource(table="orders"),
+        {"duckdb": DuckDBResource(database=str(shop))},
+    )
+    assert outcomes["dy_schema__columns"] is True
+    assert all(outcomes.values()), outcomes
+
+
+def test_a_type_polars_cannot_read_is_a_comment_never_a_guess(shop: Path) -> None:
+    with duckdb.connect(str(shop)) as connection:
+        source = dd.infer_schema("waits", connection=connection)
+
+    assert list(load(source, "Waits").columns()) == ["order_id"]
+    assert "    # wait: INTERVAL has no Dataframely column type (polars cannot read it)" in source
+
+
+def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
+    with duckdb.connect(str(shop)) as connection:
+        plain = dd.infer_schema("orders", connection=connection)
+        profiled = dd.infer_schema("orders", connection=connection, profile=True)
+
+    proposals = [line.strip() for line in profiled.splitlines() if "# proposed" in line]
+    assert (
+        '# proposed (3 rows, 2 values): check={"is_in": lambda col: col.is_in(["open", "paid"])}'
+        in proposals
+    )
+    assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
+    assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
+    assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
+    # The declared primary key is the key: no other column is proposed as one.
+    assert not any("primary_key" in line for line in proposals)
+    rules = lambda source: [r.name for r in dd.wiring.rules(load(source, "Orders"))]  # noqa: E731
+    assert rules(profiled) == rules(plain)
+
+
+def test_a_parquet_file_becomes_a_schema_its_checks_pass_on(tmp_path: Path) -> None:
+    path = tmp_path / "readings.parquet"
+    pl.DataFrame(
+        {
+            "sensor": ["a", "b", "a"],
+            "value": [1.5, None, float("nan")],
+            "at": pl.Series([1, 2, 3]).cast(pl.Datetime("ms", "Europe/Berlin")),
+        }
+    ).write_parquet(path)
+
+    source = dd.infer_schema(path, profile=True)
+    schema = load(source, "Readings")
+
+    assert dtypes(schema) == dict(pl.read_parquet(path).schema)
+    assert "# proposed (3 rows, unique, never null): primary_key=True" in source  # `at`
+    # `value` holds a NaN: only infinities are proposed away, in the same polars pass.
+    assert "allow_nan=False" not in source
+    assert "# proposed (3 rows, no infinity): allow_inf=False" in source
+    outcomes = checked(schema, dd.sources.ParquetSource(str(path)), {})
+    assert outcomes and all(outcomes.values()), outcomes
+
+
+def test_a_delta_table_becomes_a_schema_its_checks_pass_on(tmp_path: Path) -> None:
+    path = tmp_path / "events"
+    frame = pl.DataFrame({"event_id": [1, 2], "kind": ["open", None]})
+    frame.write_delta(str(path))
+
+    schema = load(dd.infer_schema(path), "Events")
+
+    assert dtypes(schema) == dict(frame.schema)
+    outcomes = checked(schema, dd.sources.DeltaSource(str(path)), {})
+    assert outcomes and all(outcomes.values()), outcomes
+
+
+def test_a_path_that_holds_no_table_says_what_to_give(tmp_path: Path) -> None:
+    with pytest.raises(TableNotFoundError, match=r"parquet '.*missing.parquet'.*--duckdb FILE"):
+        dd.infer_schema(tmp_path / "missing.parquet")
+
+
+POSTGRES_TABLE = """
+CREATE SCHEMA IF NOT EXISTS sales;
+DROP TABLE IF EXISTS sales.invoices;
+CREATE TABLE sales.invoices (
+    invoice_id bigint,
+    line smallint,
+    total numeric(12, 2) NOT NULL,
+    currency varchar(3) NOT NULL,
+    code char(2),
+    issued_at timestamptz,
+    reference uuid,
+    rate float8,
+    PRIMARY KEY (invoice_id, line)
+);
+INSERT INTO sales.invoices VALUES
+    (1, 1, 10.00, 'EUR', 'ab', '2024-01-01 10:00+00', gen_random_uuid(), 'NaN'),
+    (1, 2, 2.50, 'USD', NULL, NULL, NULL, 'Infinity');
+"""
+
+
+def test_a_postgres_table_becomes_a_schema_its_checks_pass_on(postgres: PostgresServer) -> None:
+    with postgres.connect() as connection:
+        connection.execute(POSTGRES_TABLE)
+        source = dd.infer_schema("sales.invoices", connection=connection, dialect="postgres")
+        profiled = dd.infer_schema(
+            "sales.invoices", connection=connection, dialect="postgres", profile=True
+        )
+    schema = load(source, "Invoices")
+
+    columns = schema.columns()
+    assert [n for n, c in columns.items() if c.primary_key] == ["invoice_id", "line"]
+    assert dtypes(schema)["line"] == pl.Int16()
+    assert dtypes(schema)["total"] == pl.Decimal(12, 2)
+    assert not columns["currency"].nullable and columns["code"].nullable
+    assert "reference" not in columns and "# reference: uuid has no Dataframely" in source
+    # Counted in PostgreSQL: a NaN and an infinity, so neither is proposed away; two
+    # currencies under the C collation (byte order, as polars compares).
+    assert "allow_nan=False" not in profiled and "allow_inf=False" not in profiled
+    assert 'col.is_in(["EUR", "USD"])' in profiled
+    outcomes = checked(
+        schema,
+        dd.sources.SQLTableSource(
+            resource_key="warehouse", dialect="postgres", table="sales.invoices"
+        ),
+        {"warehouse": PostgresResource(conninfo=postgres.conninfo)},
+    )
+    assert outcomes["dy_schema__columns"] is True
+    assert all(outcomes.values()), outcomes
+
+
+def test_a_snowflake_table_through_its_resource_becomes_a_schema_its_checks_pass_on() -> None:
+    with fakesnow.patch():
+        warehouse = SnowflakeWarehouse(database="shop")
+        with warehouse.get_connection() as connection:
+            cursor = connection.cursor()
+            cursor.execute("CREATE SCHEMA IF NOT EXISTS shop.finance")
+            cursor.execute(
+                "CREATE TABLE finance.invoices (invoice_id NUMBER(38, 0) PRIMARY KEY, "
+                "total NUMBER(12, 2) NOT NULL, currency VARCHAR, issued TIMESTAMP_NTZ, "
+                "payload VARIANT)"
+            )
+            cursor.execute("INSERT INTO finance.invoices SELECT 1, 10.5, 'EUR', NULL, NULL")
+        source = dd.infer_schema("finance.invoices", connection=warehouse, dialect="snowflake")
+        schema = load(source, "Invoices")  # Snowflake's upper-case INVOICES, in CamelCase
+
+        assert dtypes(schema) == {
+            "INVOICE_ID": pl.Int64(),  # NUMBER(38, 0), as the source reads it
+            "TOTAL": pl.Decimal(12, 2),
+            "CURRENCY": pl.String(),
+            "ISSUED": pl.Datetime("us"),
+        }
+        assert schema.columns()["INVOICE_ID"].primary_key
+        assert "# PAYLOAD: VARIANT has no Dataframely column type" in source
+        outcomes = checked(
+            schema,
+            dd.sources.SQLTableSource(
+                resource_key="warehouse", dialect="snowflake", table="finance.invoices"
+            ),
+            {"warehouse": warehouse},
+        )
+    assert outcomes["dy_schema__columns"] is True
+    assert all(outcomes.values()), outcomes
+
+
+def test_a_missing_table_names_the_closest_tables(shop: Path) -> None:
+    with (
+        duckdb.connect(str(shop)) as connection,
+        pytest.raises(TableNotFoundError, match=r'table "order".*Did you mean orders\?'),
+    ):
+        dd.infer_schema("order", connection=connection)
+
+
+def test_the_cli_writes_the_schema_and_names_a_missing_table(shop: Path, tmp_path: Path) -> None:
+    target = tmp_path / "orders_schema.py"
+    options = ["--duckdb", str(shop), "--profile", "-o", str(target)]
+    written = dagster_dataframely("infer", "orders", *options, cwd=tmp_path)
+    missing = dagster_dataframely("infer", "ordrs", "--duckdb", str(shop), cwd=tmp_path)
+
+    assert written.returncode == 0, written.stderr
+    assert "# proposed" in target.read_text()
+    assert load(target.read_text(), "Orders").columns()["order_id"].primary_key
+    assert missing.returncode == 1
+    assert "Did you mean orders?" in missing.stderr

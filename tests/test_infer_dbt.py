@@ -1,0 +1,176 @@
+"""`dd.infer.dbt_schemas` and `dagster-dataframely infer-dbt`: a dbt project's tests and
+contracts as Dataframely schemas, whose checks (by pushdown, in the DuckDB file dbt built)
+give the verdicts `dbt build` gave its tests on the same data."""
+
+from __future__ import annotations
+
+import json
+from importlib import import_module
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+import pytest
+from console import dagster_dataframely
+from dagster_duckdb import DuckDBResource
+from infer_dbt import dbt, project_with_tests
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import UnknownModelError, UnsupportedManifestError
+from dagster_dataframely.infer._dbt import write_modules
+
+#: dbt's test status -> the check outcome that means the same: (passed, severity if failed).
+SAME = {"pass": (True, None), "warn": (False, "WARN"), "fail": (False, "ERROR")}
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, str]]:
+    """The project, built and tested by `dbt build`; each test's status by its name."""
+    project = project_with_tests(tmp_path_factory.mktemp("dbt"))
+    dbt("build", project)  # some tests fail by design: the exit code says so
+    results = json.loads((project / "target" / "run_results.json").read_text())
+    statuses = {
+        r["unique_id"].split(".")[2]: r["status"]
+        for r in results["results"]
+        if r["unique_id"].startswith("test.")
+    }
+    return project, statuses
+
+
+def load(source: str) -> dict[str, Any]:
+    namespace: dict[str, Any] = {}
+    exec(compile(source, "schema.py", "exec"), namespace)
+    return namespace
+
+
+def schema_of(namespace: dict[str, Any]) -> type[dy.Schema]:
+    return next(
+        v
+        for v in namespace.values()
+        if isinstance(v, type) and issubclass(v, dy.Schema) and v is not dy.Schema
+    )
+
+
+def test_the_checks_of_the_generated_schemas_give_dbts_verdicts(
+    built: tuple[Path, dict[str, str]], tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    project, statuses = built
+    database = project.parent / "shop.duckdb"
+    with duckdb.connect(str(database), read_only=True) as connection:
+        sources = dd.infer.dbt_schemas(project / "target" / "manifest.json", connection=connection)
+    write_modules(sources, tmp_path / "shop_schemas")  # as `infer-dbt --output-dir` writes
+    monkeypatch.syspath_prepend(str(tmp_path))
+    modules = {name: import_module(f"shop_schemas.{name}") for name in sources}
+    relationships = modules.pop("relationships")
+
+    def source(name: str) -> dd.sources.DuckDBTableSource:
+        return dd.sources.DuckDBTableSource(table=f"main.{name}")
+
+    checks = [
+        dd.schema_checks(schema_of(vars(module)), asset=name, source=source(name))
+        for name, module in modules.items()
+    ]
+    checks.append(
+        dd.collection_checks(
+            relationships.OrdersRelationships,
+            members={"orders": "orders", "customers": "customers"},
+            sources={"orders": source("orders"), "customers": source("customers")},
+            skip_schema_checks=["orders", "customers"],
+        )
+    )
+    result = _run([dg.AssetSpec(name) for name in modules], checks, database)
+    evaluations = {(e.asset_key.to_user_string(), e.check_name): e for e in result}
+
+    taken_over = {
+        test: (name, check)
+        for name, module in modules.items()
+        for test, check in module.DBT_TESTS.items()
+    }
+    # The relationships test is the filter its name (without the trailing `_`) names.
+    (relationship,) = [test for test in statuses if test.startswith("relationships_")]
+    taken_over[relationship] = ("orders", f"dy_filter__{relationship.rstrip('_')}")
+    for test, (name, check) in taken_over.items():
+        evaluation = evaluations[name, check]
+        severity = None if evaluation.passed else evaluation.severity.value
+        assert (evaluation.passed, severity) == SAME[statuses[test]], (name, test, check)
+    assert len(taken_over) == len(statuses) - 1  # every test but `recency`
+    assert {s for s in statuses.values()} == {"pass", "warn", "fail"}
+    engines = {
+        e.metadata["dy_engine"].value for e in result if e.check_name.endswith("nullability")
+    }
+    assert engines == {"duckdb"}  # read by pushdown
+    assert "dbt test `dbt_utils_recency_orders" in sources["orders"]  # listed, not dropped
+    # The unique combination of two never-null columns is the composite primary key.
+    assert [
+        n for n, c in schema_of(vars(modules["orders"])).columns().items() if c.primary_key
+    ] == [
+        "order_id",
+        "customer_id",
+    ]
+
+
+def _run(
+    assets: list[dg.AssetSpec], checks: list[dg.AssetChecksDefinition], database: Path
+) -> list[dg.AssetCheckEvaluation]:
+    """The checks' evaluations in one run of the checks alone (dbt built the tables)."""
+    defs = dg.Definitions(
+        assets=assets,
+        asset_checks=checks,
+        resources={"duckdb": DuckDBResource(database=str(database))},
+    )
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.all_asset_checks())
+    resolved = dg.Definitions.merge(defs, dg.Definitions(jobs=[job])).resolve_job_def("checks")
+    outcome = resolved.execute_in_process(
+        instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+    )
+    return outcome.get_asset_check_evaluations()
+
+
+def test_without_a_warehouse_the_contract_gives_the_types(
+    built: tuple[Path, dict[str, str]],
+) -> None:
+    project, _ = built
+    manifest = project / "target" / "manifest.json"
+    sources = dd.infer.dbt_schemas(manifest, select=["cust*"])
+
+    assert list(sources) == ["customers"]
+    assert dd.infer.dbt_schemas(manifest, select=["tag:core"]) == sources  # dbt's selector
+    columns = schema_of(load(sources["customers"])).columns()
+    assert columns["customer_id"].dtype == pl.Int32() and not columns["customer_id"].nullable
+    assert columns["name"].dtype == pl.String() and columns["name"].nullable
+    # No contract: the columns are `dy.Any`, the tests still hold (`unique` as a check).
+    orders = schema_of(load(dd.infer.dbt_schemas(manifest, select=["orders"])["orders"]))
+    assert type(orders.columns()["order_id"]) is dy.Any
+    assert "order_id|check__unique" in [r.name for r in dd.wiring.rules(orders)]
+
+
+def test_a_model_not_in_the_manifest_names_the_closest(built: tuple[Path, dict[str, str]]) -> None:
+    project, _ = built
+    with pytest.raises(UnknownModelError, match=r"no model 'order'\. Did you mean orders\?"):
+        dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["order"])
+
+
+def test_a_manifest_of_an_old_dbt_is_refused_with_the_fix(tmp_path: Path) -> None:
+    old = tmp_path / "manifest.json"
+    schema = "https://schemas.getdbt.com/dbt/manifest/v8.json"
+    old.write_text(json.dumps({"metadata": {"dbt_schema_version": schema}, "nodes": {}}))
+    with pytest.raises(UnsupportedManifestError, match=r"v8\.json.*v9 to v12.*dbt parse"):
+        dd.infer.dbt_schemas(old)
+
+
+def test_the_cli_writes_one_module_per_selected_model(
+    built: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    project, _ = built
+    manifest = str(project / "target" / "manifest.json")
+    options = ["--select", "orders", "--duckdb", str(project.parent / "shop.duckdb")]
+    output = ["--output-dir", str(tmp_path / "schemas")]
+    result = dagster_dataframely("infer-dbt", manifest, *options, *output, cwd=tmp_path)
+
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in (tmp_path / "schemas").iterdir()) == ["__init__.py", "orders.py"]
+    module = load((tmp_path / "schemas" / "orders.py").read_text())
+    assert module["DBT_TESTS"]["not_null_orders_order_id"] == "dy_rule__order_id__nullability"

@@ -6,6 +6,11 @@ variants round-robin (`interleaved`). Run with `--measure ARGS`, it is the child
 one variant and prints its figures as one JSON line. In the child, the work to time goes
 inside `measured()`, after the imports, so every figure leaves out start-up.
 
+The cost tables (`opening`, `cost_row`, `closing`) compare contenders by `cost`: the
+client's CPU plus the PostgreSQL server's (`server_cpu`), the figure steadiest under load.
+`--baseline SRC` (`baseline_env`) runs a contender on another source tree in the same round
+robin, so a before/after ratio sees the same load.
+
 Peak RSS is Linux's `VmHWM`: the high-water mark of the address space `exec` created.
 `getrusage().ru_maxrss` would not do: a child inherits its parent's at fork time.
 """
@@ -23,10 +28,14 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 MB = 2**20
 _MEASURE = "--measure"
 _STATUS = Path("/proc/self/status")
+_TICK = os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 100
+#: The columns of `cost_row`.
+COST_HEADER = f"{'s':>7} {'cpu s':>7} {'srv s':>7} {'cost s':>7} {'peak MB':>8} | vs floor"
 
 
 def peak_rss() -> int:
@@ -127,3 +136,63 @@ def _status_kb(field: str) -> int:
 def load_average() -> str:
     """The machine's 1, 5 and 15 minute load averages, for a benchmark's header and footer."""
     return " ".join(f"{value:.1f}" for value in os.getloadavg())
+
+
+def server_cpu(postmaster: int) -> float:
+    """CPU seconds of a PostgreSQL server: the postmaster, its live children and the reaped
+    ones."""
+    ticks = 0
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue  # a process that ended meanwhile
+        if int(entry.name) == postmaster or int(fields[1]) == postmaster:
+            ticks += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
+    return ticks / _TICK
+
+
+def postmaster(connection: Any) -> int:
+    """The pid of the postmaster serving a psycopg `connection`: its backend's parent."""
+    backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]
+    return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+def cost(figures: dict[str, float]) -> float:
+    """What a contender cost: its CPU plus the database server's."""
+    return figures["cpu_seconds"] + figures.get("server_cpu_seconds", 0.0)
+
+
+def cost_row(label: str, figures: dict[str, float], floor: dict[str, float] | None) -> str:
+    """`label` and the `COST_HEADER` columns of `figures`, with the ratio of its cost to
+    `floor`'s."""
+    ratio = f"{cost(figures) / cost(floor):5.2f}x" if floor else ""
+    return (
+        f"{label} | {figures['seconds']:7.2f} {figures['cpu_seconds']:7.2f} "
+        f"{figures.get('server_cpu_seconds', 0.0):7.2f} {cost(figures):7.2f} "
+        f"{figures['peak_mb']:8.0f} | {ratio}"
+    )
+
+
+def opening(header: str) -> None:
+    """A cost table's first lines: the load it starts under and its `header`."""
+    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
+    print(header)
+    print("-" * len(header), flush=True)
+
+
+def closing(repeat: int, note: str = "") -> None:
+    """A cost table's last line: the load it ended under and what its figures are."""
+    print(
+        f"load average after: {load_average()}; medians of {repeat} interleaved runs"
+        + (f"; {note}" if note else ""),
+        flush=True,
+    )
+
+
+def baseline_env(source: str) -> dict[str, str]:
+    """This environment with `source` (a tree's `src`) first on the path: a child run with
+    it measures that tree's package."""
+    return {**os.environ, "PYTHONPATH": str(Path(source).resolve())}

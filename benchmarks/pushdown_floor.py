@@ -3,6 +3,7 @@
     .venv/bin/python benchmarks/pushdown_floor.py [--duckdb-rows 2_000_000]
         [--postgres-rows 1_000_000] [--repeat 3] [--primary-key no yes]
         [--databases duckdb postgres] [--regex PATTERN]
+        [--methods floor streaming pushdown base] [--baseline ../main/src]
 
 Builds issue 29's table (5 columns, 9 rules, about 1% of rows failing each rule; with
 `--primary-key yes`, `id` is the schema's primary key, a 10th rule, with about 1% of rows in
@@ -13,7 +14,9 @@ then measures, each run in a fresh process after the imports, round-robin:
   a subquery counting the rows of repeated keys), fetched as one row;
 - streaming: the table streamed into polars (`pushdown=False`), every rule evaluated there;
 - pushdown: the evaluation a check runs with pushdown: the source's relation, its scan and
-  `SQLTable`, then `evaluate_schema`, as the sidecar calls it (failure samples included).
+  `SQLTable`, then `evaluate_schema`, as the sidecar calls it (failure samples included);
+- base (with `--baseline SRC`): pushdown, measured on another tree's package (`SRC`, its
+  `src` folder), in the same round robin: a before/after ratio under the same load.
 
 Dagster's own cost of a check run is left out: no `dg.materialize`, only the package's
 evaluation. `cost s` is the check process's CPU plus the server's (PostgreSQL's backends and
@@ -26,15 +29,27 @@ import argparse
 import os
 import sys
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _measure import child_figures, dispatch, interleaved, load_average, measured
-from pushdown_postgres import server_cpu
+from _measure import (
+    COST_HEADER,
+    baseline_env,
+    child_figures,
+    closing,
+    cost_row,
+    dispatch,
+    interleaved,
+    measured,
+    opening,
+    postmaster,
+    server_cpu,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
-METHODS = ("floor", "streaming", "pushdown")
+METHODS = ("floor", "streaming", "pushdown", "base")
 #: The issue's pattern; PostgreSQL reads it as polars does.
 REGEX = r"^[a-z0-9.]+@[a-z]+\.[a-z]+$"
 TABLE = "orders"
@@ -170,9 +185,8 @@ def measure(method: str, database: str, where: str, key: str, regex: str) -> dic
     from dagster_dataframely.sources._sql_query import relation as sql_relation
 
     connection = psycopg.connect(where)
-    backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
-    postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    server_before = server_cpu(postmaster)
+    server = postmaster(connection)
+    server_before = server_cpu(server)
     with measured() as figures:
         if method == "floor":
             counts = connection.execute(floor_sql("postgres", key == "yes", regex)).fetchone()
@@ -190,57 +204,27 @@ def measure(method: str, database: str, where: str, key: str, regex: str) -> dic
                 checked, opened.scan(rows), catalogue, settings, backend=backend_for(table)
             )
             failed, engines = sum(evaluation.failed.values()), evaluation.engines
-        server = server_cpu(postmaster) - server_before  # while the backend lives
+        spent = server_cpu(server) - server_before  # while the backend lives
     connection.close()
-    return {**figures, "server_cpu_seconds": server, "failed": failed, "engines": engines}
+    return {**figures, "server_cpu_seconds": spent, "failed": failed, "engines": engines}
 
 
-def report(database: str, rows: int, key: str, medians: dict[str, dict[str, Any]]) -> None:
-    base = medians.get("floor")
-    floor = base["cpu_seconds"] + base["server_cpu_seconds"] if base else None
-    for method, m in medians.items():
-        cost = m["cpu_seconds"] + m["server_cpu_seconds"]
-        print(
-            f"{database:8} {rows / 1_000_000:>5.1f}M {key:>3} {method:9} | {m['seconds']:7.2f} "
-            f"{m['cpu_seconds']:7.2f} {m['server_cpu_seconds']:7.2f} {cost:7.2f} "
-            f"{m['peak_mb']:8.0f} | " + (f"{cost / floor:5.2f}x" if floor else ""),
-            flush=True,
-        )
+def add_table_arguments(parser: argparse.ArgumentParser, duckdb: int, postgres: int) -> None:
+    """The table's arguments, shared with `compare/run.py`: its sizes (`duckdb`, `postgres`
+    rows by default), the key, the databases, the regex and how many runs to take the
+    median of."""
+    parser.add_argument("--duckdb-rows", type=int, default=duckdb)
+    parser.add_argument("--postgres-rows", type=int, default=postgres)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--primary-key", nargs="+", choices=("no", "yes"), default=["no", "yes"])
+    parser.add_argument("--databases", nargs="+", choices=("duckdb", "postgres"),
+                        default=["duckdb", "postgres"])  # fmt: skip
+    parser.add_argument("--regex", default=REGEX)
 
 
-def main(args: argparse.Namespace) -> None:
-    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
-    header = (
-        f"{'database':8} {'rows':>6} {'key':>3} {'method':9} | {'s':>7} {'cpu s':>7} "
-        f"{'srv s':>7} {'cost s':>7} {'peak MB':>8} | vs floor"
-    )
-    print(header)
-    print("-" * len(header))
-    fallbacks: set[str] = set()
-
-    def measure_all(database: str, where: str, rows: int) -> None:
-        for key in args.primary_key:
-            engines: dict[str, str] = {}
-
-            def run(method: str, key: str = key, engines: dict[str, str] = engines) -> Any:
-                figures = child_figures(
-                    __file__, method, database, where, key, args.regex, label=method
-                )
-                found = figures.pop("engines")
-                if method == "pushdown":
-                    engines.update(found)
-                return figures
-
-            medians = interleaved(args.methods, args.repeat, run)
-            counted = {method: m["failed"] for method, m in medians.items()}
-            assert len(set(counted.values())) == 1, counted
-            fallbacks.update(
-                f"{database}: {name} -> {engine}"
-                for name, engine in engines.items()
-                if engine != database
-            )
-            report(database, rows, key, medians)
-
+def over_tables(args: argparse.Namespace, measure_all: Callable[[str, str, int], None]) -> None:
+    """`measure_all(database, where, rows)` on the table built in each of `args.databases`:
+    a DuckDB file in a temporary directory, a throwaway PostgreSQL server."""
     if "duckdb" in args.databases:
         with tempfile.TemporaryDirectory(prefix="dd-bench-floor-") as directory:
             path = Path(directory) / "orders.duckdb"
@@ -252,27 +236,58 @@ def main(args: argparse.Namespace) -> None:
         with running_server() as server:
             generate_postgres(server.conninfo, args.postgres_rows)
             measure_all("postgres", server.conninfo, args.postgres_rows)
+
+
+def main(args: argparse.Namespace) -> None:
+    methods = [m for m in args.methods if m != "base" or args.baseline]
+    opening(f"{'database':8} {'rows':>6} {'key':>3} {'method':9} | {COST_HEADER}")
+    fallbacks: set[str] = set()
+
+    def measure_all(database: str, where: str, rows: int) -> None:
+        for key in args.primary_key:
+            engines: dict[str, str] = {}
+
+            def run(method: str, key: str = key, engines: dict[str, str] = engines) -> Any:
+                arguments = (database, where, key, args.regex)
+                if method == "base":
+                    figures = child_figures(
+                        __file__, "pushdown", *arguments, label=method,
+                        env=baseline_env(args.baseline),
+                    )  # fmt: skip
+                else:
+                    figures = child_figures(__file__, method, *arguments, label=method)
+                found = figures.pop("engines")
+                if method == "pushdown":
+                    engines.update(found)
+                return figures
+
+            medians = interleaved(methods, args.repeat, run)
+            counted = {method: m["failed"] for method, m in medians.items()}
+            assert len(set(counted.values())) == 1, counted
+            fallbacks.update(
+                f"{database}: {name} -> {engine}"
+                for name, engine in engines.items()
+                if engine != database
+            )
+            for method, m in medians.items():
+                label = f"{database:8} {rows / 1_000_000:>5.1f}M {key:>3} {method:9}"
+                print(cost_row(label, m, medians.get("floor")), flush=True)
+
+    over_tables(args, measure_all)
     for line in sorted(fallbacks):
         print(f"pushdown fell back: {line}")
-    print(
-        f"load average after: {load_average()}; medians of {args.repeat} interleaved runs; "
-        "cost s = cpu s (this process) + srv s (PostgreSQL's processes)"
-    )
+    closing(args.repeat, "cost s = cpu s (this process) + srv s (PostgreSQL's processes)")
 
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--duckdb-rows", type=int, default=2_000_000)
-    parser.add_argument("--postgres-rows", type=int, default=1_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--primary-key", nargs="+", choices=("no", "yes"), default=["no", "yes"])
-    parser.add_argument("--databases", nargs="+", choices=("duckdb", "postgres"),
-                        default=["duckdb", "postgres"])  # fmt: skip
+    add_table_arguments(parser, duckdb=2_000_000, postgres=1_000_000)
     parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
-    parser.add_argument("--regex", default=REGEX)
+    parser.add_argument("--baseline", metavar="SRC", help="a tree's src to measure as base")
     dispatch(parser, measure, main, ("METHOD", "DATABASE", "WHERE", "KEY", "REGEX"))
-    # The figures are printed: skip the interpreter's teardown, where a PostgreSQL scan left
-    # on a polars thread aborts the process ("FATAL: exception not rethrown", streaming with
-    # the key at 2M rows), which would lose the run.
+    # The figures are printed: skip the interpreter's teardown, where a PostgreSQL read left
+    # fetching on a polars thread aborted the process ("FATAL: exception not rethrown") before
+    # `_Database.reads` stopped them (a check's step stops them; this script measures without
+    # one), which would lose the run.
     sys.stdout.flush()
     os._exit(0)

@@ -22,17 +22,24 @@ from __future__ import annotations
 
 import argparse
 import io
-import os
 import sys
 from pathlib import Path
 
-from _measure import child_figures, dispatch, interleaved, load_average, measured
+from _measure import (
+    child_figures,
+    closing,
+    dispatch,
+    interleaved,
+    measured,
+    opening,
+    postmaster,
+    server_cpu,
+)
 from pushdown import schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
 
 METHODS = ("pushdown", "scan", "pull", "copy")
-_TICK = os.sysconf("SC_CLK_TCK")
 
 
 def generate(conninfo: str, rows: int) -> None:
@@ -54,21 +61,6 @@ def generate(conninfo: str, rows: int) -> None:
         connection.execute("VACUUM ANALYZE orders")  # hint bits set: no scan writes pages
 
 
-def server_cpu(postmaster: int) -> float:
-    """CPU seconds of the server: the postmaster, its live children and the reaped ones."""
-    ticks = 0
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
-        try:
-            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
-        except OSError:
-            continue  # a process that ended meanwhile
-        if int(entry.name) == postmaster or int(fields[1]) == postmaster:
-            ticks += sum(int(field) for field in fields[11:15])  # utime stime cutime cstime
-    return ticks / _TICK
-
-
 def measure(method: str, conninfo: str) -> dict[str, float]:
     import dagster as dg
     import polars as pl
@@ -88,9 +80,8 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
     settings = CheckSettings.resolve()
     columns = {name: column.dtype for name, column in checked.columns().items()}
     connection = psycopg.connect(conninfo)
-    backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
-    postmaster = int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
-    server_before = server_cpu(postmaster)
+    server = postmaster(connection)
+    server_before = server_cpu(server)
     with measured() as figures, connection:
         if method in ("pull", "copy"):
             if method == "pull":
@@ -120,10 +111,10 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
             failed = sum(evaluation.failed.values())
             if method == "pushdown":
                 assert set(evaluation.engines.values()) == {"postgres"}, evaluation.engines
-        server = server_cpu(postmaster) - server_before  # while the backend lives
+        spent = server_cpu(server) - server_before  # while the backend lives
     return {
         **figures,
-        "server_cpu_seconds": server,
+        "server_cpu_seconds": spent,
         "failed": failed,
     }
 
@@ -131,13 +122,10 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
 def main(args: argparse.Namespace) -> None:
     from postgres import running_server
 
-    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
-    header = (
+    opening(
         f"{'rows':>5} {'method':8} | {'s':>7} {'cpu s':>7} {'server cpu s':>12} "
         f"{'peak MB':>8} | vs pull"
     )
-    print(header)
-    print("-" * len(header))
     with running_server() as server:
         generate(server.conninfo, args.rows)
 
@@ -160,7 +148,7 @@ def main(args: argparse.Namespace) -> None:
             f"| {versus}",
             flush=True,
         )
-    print(f"load average after: {load_average()}; medians of {args.repeat} interleaved runs")
+    closing(args.repeat)
 
 
 if __name__ == "__main__":

@@ -7,8 +7,11 @@ polars in the same step, a daily partition, and each way the database refuses a 
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import datetime as dt
+import os
 import re
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import dagster as dg
@@ -374,3 +377,52 @@ def test_a_duckdb_database_is_checked_in_duckdb_through_its_resource(tmp_path: P
 
     assert evaluations(result)["dy_schema__columns"].passed
     assert _outcomes(result)["dy_rule__code__regex"] == (1, 2, "duckdb")
+
+
+NOTES = """
+DROP TABLE IF EXISTS finance.notes;
+CREATE TABLE finance.notes AS
+SELECT i::bigint AS note_id, CASE WHEN i % 100 = 0 THEN 'a-b' ELSE 'abc' END AS note
+FROM generate_series(1, 300000) AS t(i);
+"""
+#: A process of its own that streams the table into polars as a check that falls back does
+#: (`SQLTableSource`'s scan of it) and takes a sample: polars stops reading after the sample's
+#: rows while its thread is still fetching the next batch.
+STREAMED_SAMPLE = """
+import sys
+import dagster as dg
+import polars as pl
+import psycopg
+import dagster_dataframely as dd
+from dagster_dataframely.sources._sql import _Database
+from dagster_dataframely.sources._sql_query import relation
+
+source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres")
+connection = psycopg.connect(sys.argv[1])  # a resource that is a connection stays open
+database = _Database(connection, source, dg.AssetKey("notes"), print)
+rows = relation(database.dtypes, "finance.notes", "postgres", None, None)
+sample = database.scan(rows).filter(pl.col("note") == "a-b").head(3).collect()
+database.reads.stop()  # as the check's step does when it ends
+print(sample.height, flush=True)
+"""
+
+
+def test_a_streamed_sample_that_stops_reading_early_lets_its_process_exit_cleanly(
+    server: PostgresServer, tmp_path: Path
+) -> None:
+    # polars stopped reading after the sample's rows while its thread fetched the next batch;
+    # that thread, still running at interpreter exit, aborted the process after the run
+    # ("FATAL: exception not rethrown", exit -6).
+    with server.connect() as connection:
+        connection.execute(NOTES)
+    script = tmp_path / "streamed_sample.py"
+    script.write_text(STREAMED_SAMPLE)
+    run = subprocess.run(
+        [sys.executable, str(script), server.conninfo],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=600,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert run.stdout.split()[-1] == "3"

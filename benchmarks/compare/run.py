@@ -2,7 +2,8 @@
 
     .venv/bin/python benchmarks/compare/run.py [--duckdb-rows 5_000_000]
         [--postgres-rows 2_000_000] [--repeat 3] [--primary-key no yes]
-        [--databases duckdb postgres] [--tools floor ours soda gx]
+        [--databases duckdb postgres] [--tools floor ours soda gx base]
+        [--baseline ../main/src]
 
 (`make bench-compare`.) The other tools are never a dependency of the package or its tests:
 they live in an environment of their own, `.bench-venv` (git-ignored), built on first use
@@ -14,6 +15,7 @@ PostgreSQL server. Each contender runs in a fresh process, round-robin, medians 
 `cost s` is the client's CPU plus the server's (DuckDB runs in the client), with its ratio to
 the floor (the hand-written aggregate). Soda's contract and GX's suite state the same rules;
 GX 1.x's SQL datasource does not run on DuckDB here, so GX is measured on PostgreSQL only.
+With `--baseline SRC`, `base` is ours measured on another tree's package (its `src`).
 """
 
 from __future__ import annotations
@@ -33,13 +35,24 @@ HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE.parent))
 
-from _measure import child_figures, dispatch, interleaved, load_average, measured  # noqa: E402
-from pushdown_floor import REGEX, TABLE, generate_duckdb, generate_postgres  # noqa: E402
-from pushdown_postgres import server_cpu  # noqa: E402
+from _measure import (  # noqa: E402
+    COST_HEADER,
+    baseline_env,
+    child_figures,
+    closing,
+    cost_row,
+    dispatch,
+    interleaved,
+    measured,
+    opening,
+    postmaster,
+    server_cpu,
+)
+from pushdown_floor import TABLE, add_table_arguments, over_tables  # noqa: E402
 
 VENV = ROOT / ".bench-venv"
 REQUIREMENTS = HERE / "requirements.txt"
-TOOLS = ("floor", "ours", "soda", "gx")
+TOOLS = ("floor", "ours", "soda", "gx", "base")
 #: Ours and the floor run in the project's environment, the others in `.bench-venv`.
 FOREIGN = {"soda", "gx"}
 
@@ -202,38 +215,35 @@ def measure(tool: str, database: str, where: str, key: str, regex: str) -> dict[
         import soda_core.contracts.api.verify_api  # noqa: F401
     else:
         import great_expectations  # noqa: F401
-    postmaster = _postmaster(where) if database == "postgres" else None
-    before = server_cpu(postmaster) if postmaster else 0.0
+    server = _postmaster(where) if database == "postgres" else None
+    before = server_cpu(server) if server else 0.0
     with measured() as figures:
         failed = run(database, where, key == "yes", regex)
     # The tool closed its connections: wait for the postmaster to reap their backends, whose
     # CPU then shows in its own (cutime, cstime).
     time.sleep(0.5)
-    server = server_cpu(postmaster) - before if postmaster else 0.0
-    return {**figures, "server_cpu_seconds": server, "failed": failed, "engines": {}}
+    spent = server_cpu(server) - before if server else 0.0
+    return {**figures, "server_cpu_seconds": spent, "failed": failed, "engines": {}}
 
 
 def _postmaster(conninfo: str) -> int:
     import psycopg
 
     with psycopg.connect(conninfo) as connection:  # its backend's parent, while it lives
-        backend = connection.execute("SELECT pg_backend_pid()").fetchone()[0]  # type: ignore[index]
-        return int(Path(f"/proc/{backend}/stat").read_text().rsplit(")", 1)[1].split()[1])
+        return postmaster(connection)
 
 
 def main(args: argparse.Namespace) -> None:
     python = bench_python() if FOREIGN & set(args.tools) else None
     floor_script = str(HERE.parent / "pushdown_floor.py")
-    print(f"load average before: {load_average()} (2 cores; CPU seconds are steadier under load)")
-    header = (
-        f"{'database':8} {'rows':>6} {'key':>3} {'tool':6} | {'s':>7} {'cpu s':>7} "
-        f"{'srv s':>7} {'cost s':>7} {'peak MB':>8} | vs floor  failing rows"
-    )
-    print(header)
-    print("-" * len(header))
+    opening(f"{'database':8} {'rows':>6} {'key':>3} {'tool':6} | {COST_HEADER}  failing rows")
 
     def measure_all(database: str, where: str, rows: int) -> None:
-        tools = [t for t in args.tools if not (t == "gx" and database == "duckdb")]
+        tools = [
+            t
+            for t in args.tools
+            if not (t == "gx" and database == "duckdb") and (t != "base" or args.baseline)
+        ]
         for key in args.primary_key:
 
             def run(tool: str, key: str = key) -> dict[str, Any]:
@@ -241,41 +251,23 @@ def main(args: argparse.Namespace) -> None:
                 if tool in FOREIGN:
                     found = _foreign(python, tool, arguments)
                 else:
-                    method = "pushdown" if tool == "ours" else "floor"
-                    found = child_figures(floor_script, method, *arguments, label=tool)
+                    method = "floor" if tool == "floor" else "pushdown"
+                    env = baseline_env(args.baseline) if tool == "base" else None
+                    found = child_figures(floor_script, method, *arguments, label=tool, env=env)
                 found.pop("engines")
                 return found
 
             medians = interleaved(tools, args.repeat, run)
-            floor = medians.get("floor")
-            base = floor["cpu_seconds"] + floor["server_cpu_seconds"] if floor else None
             for tool, m in medians.items():
-                cost = m["cpu_seconds"] + m["server_cpu_seconds"]
-                ratio = f"{cost / base:5.2f}x" if base else ""
-                print(
-                    f"{database:8} {rows / 1e6:>5.1f}M {key:>3} {tool:6} | {m['seconds']:7.2f} "
-                    f"{m['cpu_seconds']:7.2f} {m['server_cpu_seconds']:7.2f} {cost:7.2f} "
-                    f"{m['peak_mb']:8.0f} | {ratio:8} {int(m['failed'])}",
-                    flush=True,
-                )
+                label = f"{database:8} {rows / 1e6:>5.1f}M {key:>3} {tool:6}"
+                print(f"{cost_row(label, m, medians.get('floor')):<8} {int(m['failed'])}")
 
-    if "duckdb" in args.databases:
-        with tempfile.TemporaryDirectory(prefix="dd-bench-compare-") as directory:
-            path = Path(directory) / "orders.duckdb"
-            generate_duckdb(path, args.duckdb_rows)
-            measure_all("duckdb", str(path), args.duckdb_rows)
-    if "postgres" in args.databases:
-        sys.path.insert(0, str(ROOT / "tests"))
-        from postgres import running_server
-
-        with running_server() as server:
-            generate_postgres(server.conninfo, args.postgres_rows)
-            measure_all("postgres", server.conninfo, args.postgres_rows)
-    print(
-        f"load average after: {load_average()}; medians of {args.repeat} interleaved runs; "
+    over_tables(args, measure_all)
+    closing(
+        args.repeat,
         "cost s = cpu s (the client) + srv s (PostgreSQL's processes). With the key, the "
         "failing rows differ: dataframely counts every row of a repeated key, Soda and GX "
-        "their own measures of duplicates."
+        "their own measures of duplicates.",
     )
 
 
@@ -300,14 +292,9 @@ def _foreign(python: Path | None, tool: str, arguments: tuple[str, ...]) -> dict
 
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--duckdb-rows", type=int, default=5_000_000)
-    parser.add_argument("--postgres-rows", type=int, default=2_000_000)
-    parser.add_argument("--repeat", type=int, default=3)
-    parser.add_argument("--primary-key", nargs="+", choices=("no", "yes"), default=["no", "yes"])
-    parser.add_argument("--databases", nargs="+", choices=("duckdb", "postgres"),
-                        default=["duckdb", "postgres"])  # fmt: skip
+    add_table_arguments(parser, duckdb=5_000_000, postgres=2_000_000)
     parser.add_argument("--tools", nargs="+", choices=TOOLS, default=list(TOOLS))
-    parser.add_argument("--regex", default=REGEX)
+    parser.add_argument("--baseline", metavar="SRC", help="a tree's src to measure as base")
     dispatch(parser, measure, main, ("TOOL", "DATABASE", "WHERE", "KEY", "REGEX"))
     sys.stdout.flush()
     os._exit(0)

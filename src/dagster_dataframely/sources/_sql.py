@@ -10,7 +10,7 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
 from ._failures import connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
+from ._reads import Reads
 
 if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
@@ -120,6 +121,8 @@ class SQLTableSource(Source):
             )
             database = _Database(connection, source, asset_key, context.log.info)
             stack.enter_context(database.pinned())
+            # Before the connection is restored and closed: no read polars left fetching.
+            stack.callback(database.reads.stop)
             rows = relation(
                 database.dtypes,
                 source.reference.table,
@@ -197,6 +200,8 @@ class _Database:
     source: SQLTableSource
     asset_key: dg.AssetKey
     log: Callable[[str], None]
+    #: The batch reads of its scans, which `reads.stop()` ends before the connection closes.
+    reads: Reads = field(default_factory=Reads, compare=False, repr=False)
     #: The settings pinned on the connection while the check runs (see `pinned`).
     pins: dict[str, Value] = field(default_factory=dict)
 
@@ -333,10 +338,18 @@ class _Database:
 
     def scan(self, rows: exp.Select) -> pl.LazyFrame:
         """A LazyFrame over `rows`: each collect runs a projected `SELECT` and fetches it in
-        batches."""
+        batches, counted in `reads` (`reads.stop()` ends them)."""
         from ._sql_query import projected
 
         schema = self.dtypes(projected(rows, None, self.source.dialect, limit=0))
+
+        def fetched(
+            query: str, wanted: dict[str, Any], predicate: pl.Expr | None, size: int
+        ) -> Generator[pl.DataFrame]:
+            with self.cursor(query, streaming=True) as cursor:
+                while batch := cursor.fetchmany(size):
+                    frame = pl.DataFrame(batch, schema=wanted, orient="row", strict=False)
+                    yield frame if predicate is None else frame.filter(predicate)
 
         def batches(
             with_columns: list[str] | None,
@@ -348,9 +361,7 @@ class _Database:
             names = with_columns or list(schema)
             wanted = {name: schema[name] for name in names}
             self.log(f"Read from {self.source.dialect}: {logged(query)}")
-            with self.cursor(query, streaming=True) as cursor:
-                while fetched := cursor.fetchmany(batch_size or _BATCH_ROWS):
-                    frame = pl.DataFrame(fetched, schema=wanted, orient="row", strict=False)
-                    yield frame if predicate is None else frame.filter(predicate)
+            read = fetched(query, wanted, predicate, batch_size or _BATCH_ROWS)
+            yield from self.reads.batches(read)
 
         return register_io_source(batches, schema=schema, is_pure=True)

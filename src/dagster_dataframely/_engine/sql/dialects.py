@@ -53,6 +53,9 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
+    #: grouping is then summed and limited without a window over it (`repeated`).
+    materialized_cte: ClassVar[bool] = True
     #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
     #: that lets a role create a table in a schema: for the message of a refused failures table.
     grant_role_kind: ClassVar[str | None] = None
@@ -231,6 +234,7 @@ class SnowflakeDialect(Dialect):
     #: A collated column cannot be compared by bytes (`COLLATE 'utf8'` is not binary in
     #: every context): its rules fall back.
     binary_collation = None
+    materialized_cte = False  # no MATERIALIZED keyword
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
     grant_role_kind = "ROLE"
@@ -327,6 +331,7 @@ class BigQueryDialect(Dialect):
     regex_engine = RE2  # `REGEXP_CONTAINS`
     #: No collation compares bytes: a collated (`und:ci`) column's rules fall back.
     binary_collation = None
+    materialized_cte = False  # a CTE is computed again for each reference
     #: BigQuery writes an uncollated column's collation as the text `NULL`.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "null"})
 

@@ -33,6 +33,9 @@ FAILED = "__dy_failed"
 TABLE = "__dy_table"
 _KEYS = "__dy_keys"
 _HEAD = "__dy_head"
+_REPEATED = "__dy_repeated"
+_TOTAL = "__dy_total"
+_FIRST = "__dy_first"
 
 
 @dataclass(frozen=True)
@@ -42,6 +45,12 @@ class RepeatedHead:
 
     found: pl.DataFrame
     bound: int
+
+    @classmethod
+    def of(cls, found: pl.DataFrame, bound: int) -> RepeatedHead:
+        """The head of `head_query`'s rows: a row without a key's rows is the one a join
+        gives where no key repeats."""
+        return cls(found.filter(pl.col(COUNT).is_not_null()), bound)
 
     @property
     def failed(self) -> int:
@@ -125,8 +134,7 @@ class KeyQueries:
         bound = _bound(shown)
         found = self.run(self.sql(self.counts_with_head(counts, keys, bound)))
         width = len(counts.expressions)
-        rows = found.select(found.columns[width:]).filter(pl.col(COUNT).is_not_null())
-        self._repeated[tuple(keys)] = RepeatedHead(rows, bound)
+        self._repeated[tuple(keys)] = RepeatedHead.of(found.select(found.columns[width:]), bound)
         return found.row(0)[:width]
 
     def repeated(self, keys: Sequence[str]) -> exp.Select:
@@ -142,18 +150,39 @@ class KeyQueries:
 
     def head_query(self, keys: Sequence[str], bound: int) -> exp.Select:
         """One grouping: the first `bound` repeated keys in key order, each with its rows
-        (`__dy_count`) and the rows of all repeated keys (`__dy_failed`, a window over every
-        repeated key, summed before the limit)."""
-        key_columns = [exp.column(key, quoted=True) for key in keys]
-        total = exp.Window(this=exp.Sum(this=exp.column(COUNT, quoted=True)))
-        return (
+        (`__dy_count`), and the rows of all repeated keys (`__dy_failed`, summed before the
+        limit). Where the dialect computes a CTE once (`materialized_cte`), the grouping is
+        a CTE that one aggregate sums and a `LIMIT` heads; else a window sums it."""
+        if not self.dialect.materialized_cte:
+            return self._windowed_head(keys, bound)
+        grouped = exp.Table(this=quoted(_REPEATED))
+        total = exp.select(exp.alias_(exp.Sum(this=_counted()), FAILED, quoted=True))
+        first = exp.select(*_keys(keys), _counted()).from_(grouped.copy())
+        query = (
             exp.select(
-                *key_columns,
-                exp.column(COUNT, quoted=True),
-                exp.alias_(total, FAILED, quoted=True),
+                *_keys(keys, _FIRST),
+                _counted(_FIRST),
+                exp.column(FAILED, table=_TOTAL, quoted=True),
             )
+            .from_(total.from_(grouped).subquery(quoted(_TOTAL)))
+            .join(
+                first.order_by(*_keys(keys)).limit(bound).subquery(quoted(_FIRST)),
+                on=exp.true(),
+                join_type="left",
+            )
+            .order_by(*_keys(keys, _FIRST))
+            .with_(quoted(_REPEATED), as_=self.repeated(keys))
+        )
+        query.ctes[0].set("materialized", True)  # computed once, though read twice
+        return query
+
+    def _windowed_head(self, keys: Sequence[str], bound: int) -> exp.Select:
+        """`head_query` in one SELECT: the total is a window over every repeated key."""
+        total = exp.Window(this=exp.Sum(this=_counted()))
+        return (
+            exp.select(*_keys(keys), _counted(), exp.alias_(total, FAILED, quoted=True))
             .from_(self.repeated(keys).subquery("repeated"))
-            .order_by(*(exp.column(key, quoted=True) for key in keys))
+            .order_by(*_keys(keys))
             .limit(bound)
         )
 
@@ -174,7 +203,7 @@ class KeyQueries:
         if tuple(keys) not in self._repeated:
             bound = _bound(shown)
             found = self.run(self.sql(self.head_query(keys, bound)))
-            self._repeated[tuple(keys)] = RepeatedHead(found, bound)
+            self._repeated[tuple(keys)] = RepeatedHead.of(found, bound)
         return self._repeated[tuple(keys)]
 
     def repeated_keys(self, keys: Sequence[str]) -> pl.DataFrame:
@@ -250,6 +279,14 @@ def _bound(shown: int) -> int:
     """How many repeated keys a head fetches: enough to show `shown` rows, and one more
     than `LISTED_ROWS`, so that fewer coming back says they are all of them."""
     return max(LISTED_ROWS, shown) + 1
+
+
+def _keys(keys: Sequence[str], table: str | None = None) -> list[exp.Column]:
+    return [exp.column(key, table=table, quoted=True) for key in keys]
+
+
+def _counted(table: str | None = None) -> exp.Column:
+    return exp.column(COUNT, table=table, quoted=True)
 
 
 def quoted(alias: str) -> exp.Identifier:

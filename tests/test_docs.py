@@ -506,6 +506,22 @@ STATED: dict[str, Expectation] = {
         failed={"dy_rule__email__regex": ERROR},
         error="DagsterAssetCheckFailedError",
     ),
+    "docs/tolerances.md: On a gated asset: the circuit breaker": Run(
+        {
+            "gated_payments": 193,
+            "gated_payments_quarantine": 7,
+            "strict_payments": None,
+            "strict_payments_quarantine": 7,
+        },
+        # gated_payments' checks fail at WARN (quarantined); strict_payments' amount|min at
+        # ERROR, the breaker's: its step runs after gated_payments', so its result is listed.
+        failed={"dy_rule__email__regex": WARN, "dy_rule__amount__min": ERROR},
+        error="ValidationAbortError",
+    ),
+    "docs/tolerances.md: On a gated asset: the circuit breaker #2": _prints(
+        "gated_payments: success, wrote {'gated_payments_quarantine': 7, 'gated_payments': 193}",
+        "strict_payments: failed, wrote {'strict_payments_quarantine': 7}",
+    ),
     "docs/tolerances.md: Errors at definition time": _prints(
         "tolerate= names 'amount|mn', neither a rule nor a column of schema Payments. Did you "
         "mean 'amount|min'"

@@ -96,6 +96,10 @@ def test_the_dbt_examples_write_the_schemas_and_attach_them_to_the_dbt_assets(
     (package.parent / "__init__.py").write_text("")
     (package / "__init__.py").write_text("")
     monkeypatch.syspath_prepend(str(tmp_path))
+    # The suite's own `tests/shop.py` may be imported as `shop` already (another test in this
+    # worker): the page's package of that name must be the one imported here.
+    for name in [m for m in sys.modules if m == "shop" or m.startswith("shop.")]:
+        monkeypatch.delitem(sys.modules, name)
     namespace = {"__name__": "page", "MANIFEST": manifest, "PROJECT": str(project)}
     exec(compile(attach, str(PAGE), "exec", dont_inherit=True), namespace)
     defs = namespace["defs"]

@@ -30,6 +30,7 @@ from .._engine.schema_version import code_version
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
+from .._engine.table_checks import refuse_table_checks
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
 from .breaker import refuse_without_quarantine
@@ -116,6 +117,7 @@ def asset(
                 f"quarantine goes. Pass quarantine=True as well, or drop {name}."
             )
     dy_schema = as_dataframely(schema)
+    refuse_table_checks(dy_schema)
     if not resolved_quarantine:  # the catalogue checks the names in `tolerate` too
         refuse_without_quarantine(
             rules(dy_schema, warn=warn, tolerate=tolerate), dy_schema.__name__, where="dd.asset"

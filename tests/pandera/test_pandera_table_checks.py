@@ -1,54 +1,107 @@
-"""A Pandera model gets the package's table checks too: `expect_rows=` and `expect_fresh=` on
-the sidecar judge its stored table in a real run, the freshness column named as in the model."""
+"""Pandera checks whose verdict is one value for the whole table fail an empty table.
+
+Pandera fails a frame on a check returning one `False` (`pl.len() > 0`, `sum() > 0`), rows
+or none; spreading that verdict to rows left an empty table nothing to fail. Such checks now
+fail with `dy_failed_count` 0 and say so, as a sidecar check and in `dd.asset`, in real runs.
+"""
 
 from __future__ import annotations
 
-import datetime as dt
 from pathlib import Path
 
 import dagster as dg
 import pandera.polars as pa
 import polars as pl
-from support import evaluations, materialized
+import pytest
+from pandera.api.polars.types import PolarsData
+from pandera.errors import SchemaError
 
 import dagster_dataframely as dd
-
-ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
-
-
-class Visits(pa.DataFrameModel):
-    """Page visits, one row each."""
-
-    visit_id: int = pa.Field(ge=1, unique=True)
-    seen_at: dt.datetime
+from dagster_dataframely.errors import ValidationAbortError
 
 
-def test_a_pandera_models_table_takes_volume_and_freshness_checks(tmp_path: Path) -> None:
-    now = dt.datetime.now(dt.timezone.utc).replace(tzinfo=None)
+def not_empty(data: PolarsData) -> pl.LazyFrame:
+    """The table has rows (traced: one polars expression)."""
+    return data.lazyframe.select(pl.len() > 0)
 
-    @dg.asset(name="visits")
-    def stored() -> pl.DataFrame:
-        return pl.DataFrame({"visit_id": [1, 2], "seen_at": [now - dt.timedelta(hours=5), now]})
 
-    @dg.asset(deps=[stored])
-    def downstream() -> None:
-        """Runs unless a blocking check failed at ERROR."""
+def has_rows(data: PolarsData) -> bool:
+    """The table has rows (run on the rows: it collects them)."""
+    return data.lazyframe.collect().height > 0
 
-    checks = dd.schema_checks(
-        Visits,
-        asset=stored,
-        expect_rows=dd.ExpectRows(min=5, severity="warn"),
-        expect_fresh=dd.ExpectFresh("seen_at", within="1h"),
-    )
+
+def positive_total(data: PolarsData) -> pl.LazyFrame:
+    """The column's total is positive."""
+    return data.lazyframe.select(pl.col(data.key).sum() > 0)
+
+
+SCHEMA = pa.DataFrameSchema(
+    {"amount": pa.Column(int, checks=pa.Check(positive_total)), "note": pa.Column(str)},
+    checks=[pa.Check(not_empty), pa.Check(has_rows)],
+)
+TABLE_CHECKS = ["dy_rule__not_empty", "dy_rule__has_rows", "dy_rule__amount__check__positive_total"]
+EMPTY = pl.DataFrame(schema={"amount": pl.Int64, "note": pl.String})
+ROWS = pl.DataFrame({"amount": [3], "note": ["x"]})
+
+
+def _pandera_fails(check: pa.Check, column: str | None, frame: pl.DataFrame) -> bool:
+    columns = {"amount": pa.Column(int), "note": pa.Column(str)}
+    if column is None:
+        schema = pa.DataFrameSchema(columns, checks=check)
+    else:
+        schema = pa.DataFrameSchema({**columns, column: pa.Column(int, checks=check)})
+    try:
+        schema.validate(frame)
+    except SchemaError:
+        return True
+    return False
+
+
+def _checks(frame: pl.DataFrame, tmp_path: Path) -> dict[str, dg.AssetCheckEvaluation]:
+    @dg.asset
+    def payments() -> pl.DataFrame:
+        return frame
+
     result = dg.materialize(
-        [stored, downstream, checks],
+        [payments, dd.schema_checks(SCHEMA, asset="payments")],
         resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
         raise_on_error=False,
     )
+    return {e.check_name: e for e in result.get_asset_check_evaluations()}
 
-    checked = evaluations(result)
-    rows, fresh = checked["dy_table__row_count"], checked["dy_table__freshness"]
-    assert (rows.passed, rows.severity) == (False, WARN)
-    assert rows.metadata["dy_row_count"].value == 2
-    assert fresh.passed and fresh.metadata["dy_age_seconds"].value < 600
-    assert "downstream" in materialized(result)  # a WARN does not block
+
+def test_pandera_fails_the_empty_table_on_each_and_passes_rows() -> None:
+    cases = [(pa.Check(not_empty), None), (pa.Check(has_rows), None)]
+    cases.append((pa.Check(positive_total), "amount"))
+    assert [_pandera_fails(check, column, EMPTY) for check, column in cases] == [True] * 3
+    assert [_pandera_fails(check, column, ROWS) for check, column in cases] == [False] * 3
+
+
+def test_a_sidecar_check_fails_an_empty_table_with_zero_rows_failed(tmp_path: Path) -> None:
+    checks = _checks(EMPTY, tmp_path)
+    failing = sorted(name for name, e in checks.items() if not e.passed)
+    assert failing == sorted(TABLE_CHECKS)
+    for name in TABLE_CHECKS:
+        metadata = checks[name].metadata
+        assert metadata["dy_failed_count"].value == 0
+        assert metadata["dy_row_count"].value == 0
+        assert metadata["dy_assessment"].value == (
+            "failed at severity ERROR: the table fails it (0 rows)"
+        )
+        assert checks[name].severity == dg.AssetCheckSeverity.ERROR
+
+
+def test_the_same_checks_pass_a_table_with_rows(tmp_path: Path) -> None:
+    assert all(e.passed for e in _checks(ROWS, tmp_path).values())
+
+
+def test_a_gated_asset_aborts_on_an_empty_table_as_pandera_refuses_it(tmp_path: Path) -> None:
+    @dd.asset(SCHEMA)
+    def payments() -> pl.DataFrame:
+        return EMPTY
+
+    with pytest.raises(ValidationAbortError, match="not_empty: the \\(empty\\) table fails it"):
+        dg.materialize(
+            [payments], resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
+        )
+    assert not (tmp_path / "payments.parquet").exists()

@@ -31,6 +31,8 @@ _SNOWFLAKE_RUNS = [
     "test_sql_snowflake_parity.py",
     "test_sql_snowflake_arithmetic.py",
     "test_read_dtypes_snowflake.py",
+    "test_table_checks_snowflake.py",
+    "test_infer_snowflake.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 

@@ -9,13 +9,11 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import duckdb
-import fakesnow
 import polars as pl
 import pytest
 from console import dagster_dataframely
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
-from test_sql_snowflake import SnowflakeWarehouse
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import TableNotFoundError
@@ -208,40 +206,6 @@ def test_a_postgres_table_becomes_a_schema_its_checks_pass_on(postgres: Postgres
         ),
         {"warehouse": PostgresResource(conninfo=postgres.conninfo)},
     )
-    assert outcomes["dy_schema__columns"] is True
-    assert all(outcomes.values()), outcomes
-
-
-def test_a_snowflake_table_through_its_resource_becomes_a_schema_its_checks_pass_on() -> None:
-    with fakesnow.patch():
-        warehouse = SnowflakeWarehouse(database="shop")
-        with warehouse.get_connection() as connection:
-            cursor = connection.cursor()
-            cursor.execute("CREATE SCHEMA IF NOT EXISTS shop.finance")
-            cursor.execute(
-                "CREATE TABLE finance.invoices (invoice_id NUMBER(38, 0) PRIMARY KEY, "
-                "total NUMBER(12, 2) NOT NULL, currency VARCHAR, issued TIMESTAMP_NTZ, "
-                "payload VARIANT)"
-            )
-            cursor.execute("INSERT INTO finance.invoices SELECT 1, 10.5, 'EUR', NULL, NULL")
-        source = dd.infer_schema("finance.invoices", connection=warehouse, dialect="snowflake")
-        schema = load(source, "Invoices")  # Snowflake's upper-case INVOICES, in CamelCase
-
-        assert dtypes(schema) == {
-            "INVOICE_ID": pl.Int64(),  # NUMBER(38, 0), as the source reads it
-            "TOTAL": pl.Decimal(12, 2),
-            "CURRENCY": pl.String(),
-            "ISSUED": pl.Datetime("us"),
-        }
-        assert schema.columns()["INVOICE_ID"].primary_key
-        assert "# PAYLOAD: VARIANT has no Dataframely column type" in source
-        outcomes = checked(
-            schema,
-            dd.sources.SQLTableSource(
-                resource_key="warehouse", dialect="snowflake", table="finance.invoices"
-            ),
-            {"warehouse": warehouse},
-        )
     assert outcomes["dy_schema__columns"] is True
     assert all(outcomes.values()), outcomes
 

@@ -168,10 +168,14 @@ def test_the_cli_reads_an_asset_of_a_definitions_module(tmp_path: Path) -> None:
 
     never = dagster_dataframely(*infer, cwd=tmp_path, env={"DAGSTER_HOME": str(home)})
     typo = dagster_dataframely(*infer[:-3], "order", cwd=tmp_path)
+    not_defs = dagster_dataframely("infer", "--defs", "project:orders", *infer[3:], cwd=tmp_path)
+    both = dagster_dataframely("infer", "orders", *infer[1:], cwd=tmp_path)
 
     assert never.returncode == 1, never.stderr
     assert "asset orders: it has never been materialized" in never.stderr
     assert typo.returncode == 1 and "Closest declared keys: orders" in typo.stderr
+    assert not_defs.returncode == 1 and "not a dg.Definitions" in not_defs.stderr
+    assert both.returncode == 2 and "give one of them" in both.stderr
     spec = importlib.util.spec_from_file_location("project", tmp_path / "project.py")
     assert spec is not None and spec.loader is not None
     project = importlib.util.module_from_spec(spec)

@@ -121,7 +121,7 @@ def _infer(args: argparse.Namespace) -> int:
                 connection=connection,
                 dialect=dialect,
                 asset=args.asset,
-                definitions=None if args.defs is None else _load(args.defs),
+                definitions=None if args.defs is None else _definitions(args.defs),
                 partition=args.partition,
                 schema_name=args.name,
                 profile=args.profile,
@@ -130,6 +130,19 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
     return _written(source, args.output)
+
+
+def _definitions(path: str) -> Any:
+    """The `dg.Definitions` at `package.module:defs`."""
+    import dagster as dg
+
+    definitions = _load(path)
+    if not isinstance(definitions, dg.Definitions):
+        raise _ImportFailure(
+            f"--defs {path} is a {type(definitions).__name__}, not a dg.Definitions: name the "
+            "module attribute that holds the code location's Definitions"
+        )
+    return definitions
 
 
 def _infer_dbt(args: argparse.Namespace) -> int:

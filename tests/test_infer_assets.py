@@ -4,13 +4,12 @@ through its IO manager as the sidecar reads it, that the asset's own checks then
 import importlib.util
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
 
 import dagster as dg
-import dataframely as dy
 import polars as pl
 import pytest
 from console import dagster_dataframely
+from written_schema import load
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import TableNotFoundError, UnknownAssetError
@@ -26,15 +25,6 @@ ORDERS = pl.DataFrame(
         "price": pl.Series(["1.25", "0", "3.50"]).str.to_decimal(scale=2),
     }
 )
-
-
-def load(source: str, name: str) -> type[dy.Schema]:
-    """The schema class the written source defines, by executing it."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"{name}.py", "exec"), namespace)
-    schema = namespace[name]
-    assert issubclass(schema, dy.Schema)
-    return schema
 
 
 @dg.asset

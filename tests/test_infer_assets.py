@@ -140,6 +140,12 @@ def test_an_asset_never_materialized_says_so_and_the_fix(
         dd.infer_schema(asset="visits", definitions=defs, instance=instance)
 
 
+def test_an_asset_dagster_does_not_materialize_points_to_its_table(tmp_path: Path) -> None:
+    defs = dg.Definitions(assets=[dg.AssetSpec("orders")])
+    with pytest.raises(TableNotFoundError, match=r"asset orders: it is declared as an AssetSpec"):
+        dd.infer_schema(asset="orders", definitions=defs)
+
+
 def test_the_cli_reads_an_asset_of_a_definitions_module(tmp_path: Path) -> None:
     store = tmp_path / "store"
     (tmp_path / "project.py").write_text(

@@ -43,6 +43,12 @@ def asset_table(
             "Definitions that hold the asset."
         )
     assets_def = definitions.resolve_assets_def(key)
+    if not assets_def.is_executable:
+        raise TableNotFoundError(
+            f"Cannot infer a schema for asset {name}: it is declared as an AssetSpec that "
+            "Dagster does not materialize, so no IO manager stores its table. Infer from the "
+            "table itself: its name with connection= (--duckdb, --postgres) or its path."
+        )
     io_manager_key = assets_def.get_io_manager_key_for_asset_key(key)
     instance = instance or dg.DagsterInstance.ephemeral()
     latest = partition is None and assets_def.partitions_def is not None
@@ -55,7 +61,7 @@ def asset_table(
 
         where = {} if partition is None else {"partition_key": partition}
         try:
-            _value, frame = load_frame(_LOG, load, key, io_manager_key, where)
+            _, frame = load_frame(_LOG, load, key, io_manager_key, where)
         except IOManagerLoadError as error:
             if instance.get_latest_materialization_event(key) is None:
                 raise _never_materialized(name) from error

@@ -73,7 +73,7 @@ def infer_schema(
     Raises:
         TableNotFoundError: The database cannot read the table (the message names the
             closest tables it has), the path holds none, or `asset` was never
-            materialized.
+            materialized (or is an `AssetSpec` Dagster does not materialize).
         InvalidSourceError: The table name does not parse in the dialect, or a connection
             that is not DuckDB's comes without `dialect`, or not exactly one of `table` and
             `asset` (with `definitions`) is given.

@@ -14,6 +14,7 @@ import pytest
 from console import dagster_dataframely
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
+from written_schema import load
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import TableNotFoundError
@@ -42,15 +43,6 @@ CREATE TABLE waits (order_id INTEGER, wait INTERVAL);
 
 def dtypes(schema: type[dy.Schema]) -> dict[str, pl.DataType]:
     return {name: column.dtype for name, column in schema.columns().items()}
-
-
-def load(source: str, name: str) -> type[dy.Schema]:
-    """The schema class the written source defines, by executing it."""
-    namespace: dict[str, Any] = {}
-    exec(compile(source, f"{name}.py", "exec"), namespace)
-    schema = namespace[name]
-    assert issubclass(schema, dy.Schema)
-    return schema
 
 
 def checked(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]) -> dict:

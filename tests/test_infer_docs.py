@@ -70,6 +70,12 @@ def test_the_executed_blocks_print_what_the_page_describes(
     outcomes = re.findall(r"^(dy_\w+) +(passed|failed)$", text, re.M)
     assert len(outcomes) == 4 and {outcome for _, outcome in outcomes} == {"passed"}
     assert 'Cannot infer a schema for DuckDB table "order"' in text
+    assert "inferred from asset payments through IO manager 'io_manager'" in text
+    assert "    payment_id = dy.Int64(nullable=True)" in text
+    assert "    # proposed (3 rows, unique, never null): primary_key=True" in text
+    checked = re.findall(r"^payments: (dy_\w+) (passed|failed)$", text, re.M)
+    assert checked and {outcome for _, outcome in checked} == {"passed"}
+    assert "Closest declared keys: payments" in text
     assert "    - type: primary_key" in text and "data_type: int" in text
 
 

@@ -6,9 +6,10 @@ so the oldest set, which has no fakesnow, leaves it out as it does the other Sno
 from __future__ import annotations
 
 import polars as pl
-from test_infer import checked, dtypes, load
+from test_infer import checked, dtypes
 from test_sql_snowflake import SnowflakeWarehouse
 from test_sql_snowflake import warehouse as warehouse  # the module's fakesnow warehouse
+from written_schema import load
 
 import dagster_dataframely as dd
 

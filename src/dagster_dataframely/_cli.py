@@ -2,7 +2,8 @@
 
 - `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
 - `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
-  from a database table, or from a parquet or Delta path.
+  from a database table, or from a parquet or Delta path;
+  `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table.
 
 `--output FILE` writes the source to a file instead.
 """
@@ -52,10 +53,17 @@ def main(argv: Sequence[str] | None = None) -> int:
             "proposes more, as comments."
         ),
     )
-    infer.add_argument("table", help="a table name with --duckdb/--postgres, else a path")
+    infer.add_argument(
+        "table", nargs="?", help="a table name with --duckdb/--postgres, else a path"
+    )
     where = infer.add_mutually_exclusive_group()
     where.add_argument("--duckdb", type=Path, metavar="FILE", help="a DuckDB database file")
     where.add_argument("--postgres", metavar="CONNINFO", help="a PostgreSQL connection string")
+    where.add_argument(
+        "--defs", metavar="MODULE:ATTR", help="Definitions whose --asset is read (DAGSTER_HOME)"
+    )
+    infer.add_argument("--asset", help="with --defs: the asset's key, as 'prefix/name'")
+    infer.add_argument("--partition", help="with --asset: its partition (default: the latest)")
     infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
     infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
@@ -99,12 +107,22 @@ def _infer(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import infer_schema
 
+    if (args.defs is None) != (args.asset is None) or (args.defs is None) == (args.table is None):
+        print(
+            "dagster-dataframely: error: infer reads a TABLE (with --duckdb/--postgres, or a "
+            "path) or an asset (--defs package.module:defs --asset KEY): give one of them.",
+            file=sys.stderr,
+        )
+        return USAGE_ERROR
     try:
         with _connection(args.duckdb, args.postgres) as (connection, dialect):
             source = infer_schema(
                 args.table,
                 connection=connection,
                 dialect=dialect,
+                asset=args.asset,
+                definitions=None if args.defs is None else _definitions(args.defs),
+                partition=args.partition,
                 schema_name=args.name,
                 profile=args.profile,
             )
@@ -112,6 +130,19 @@ def _infer(args: argparse.Namespace) -> int:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
     return _written(source, args.output)
+
+
+def _definitions(path: str) -> Any:
+    """The `dg.Definitions` at `package.module:defs`."""
+    import dagster as dg
+
+    definitions = _load(path)
+    if not isinstance(definitions, dg.Definitions):
+        raise _ImportFailure(
+            f"--defs {path} is a {type(definitions).__name__}, not a dg.Definitions: name the "
+            "module attribute that holds the code location's Definitions"
+        )
+    return definitions
 
 
 def _infer_dbt(args: argparse.Namespace) -> int:

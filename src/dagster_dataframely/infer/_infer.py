@@ -1,4 +1,5 @@
-"""`infer_schema`: Dataframely schema source for a database table, a parquet or a Delta path."""
+"""`infer_schema`: Dataframely schema source for a database table, a parquet or a Delta path,
+or an asset's stored table."""
 
 from __future__ import annotations
 
@@ -6,11 +7,14 @@ import os
 from pathlib import Path
 from typing import Any
 
+import dagster as dg
 from sqlglot import exp
 
+from .._checks.asset_keys import AssetKeyLike
 from .._writing.names import class_name
-from ..errors import TableNotFoundError
+from ..errors import InvalidSourceError, TableNotFoundError
 from ..sources._names import dialect_name
+from ._asset import asset_table
 from ._columns import InferredColumn, InferredTable
 from ._database import Database, database, read_columns
 from ._profile import profile_frame, profile_sql
@@ -25,10 +29,14 @@ ABOUT = (
 
 
 def infer_schema(
-    table: str | os.PathLike[str],
+    table: str | os.PathLike[str] | None = None,
     *,
     connection: Any = None,
     dialect: str | None = None,
+    asset: AssetKeyLike | None = None,
+    definitions: dg.Definitions | None = None,
+    partition: str | None = None,
+    instance: dg.DagsterInstance | None = None,
     schema_name: str | None = None,
     profile: bool = False,
 ) -> str:
@@ -50,16 +58,44 @@ def infer_schema(
             Dagster resource that gives one (`DuckDBResource`, `SnowflakeResource`).
         dialect: sqlglot's name of the database's SQL (`postgres`, `snowflake`,
             `bigquery`); not needed for DuckDB.
+        asset: Instead of `table`: an asset of `definitions` whose stored table is read
+            through its IO manager, as its checks read it (only its schema; the rows only
+            with `profile`).
+        definitions: The Definitions that declare `asset` and its IO manager.
+        partition: The partition of a partitioned `asset` to read; defaults to the latest
+            one materialized (the header says which).
+        instance: The Dagster instance that recorded the materializations (and holds a
+            `FilesystemIOManager`'s files); defaults to `DAGSTER_HOME`'s, else an
+            ephemeral one.
         schema_name: The class name; defaults to the table's name in CamelCase.
         profile: Propose nullability, a primary key, `is_in` and `min` from today's rows.
 
     Raises:
         TableNotFoundError: The database cannot read the table (the message names the
-            closest tables it has), or the path holds none.
+            closest tables it has), the path holds none, or `asset` was never
+            materialized (or is an `AssetSpec` Dagster does not materialize).
         InvalidSourceError: The table name does not parse in the dialect, or a connection
-            that is not DuckDB's comes without `dialect`.
+            that is not DuckDB's comes without `dialect`, or not exactly one of `table` and
+            `asset` (with `definitions`) is given.
+        UnknownAssetError: `definitions` do not declare `asset` (the message names the
+            closest keys they do).
     """
-    if connection is None:
+    if (table is None) == (asset is None) or (asset is not None) != (definitions is not None):
+        raise InvalidSourceError(
+            "infer_schema reads either a table (a name with connection=, or a path) or an "
+            "asset's stored table (asset= with definitions=): give exactly one of them."
+        )
+    if asset is not None:
+        assert definitions is not None
+        inferred = asset_table(
+            asset,
+            definitions,
+            partition=partition,
+            instance=instance if instance is not None else _instance(),
+            profile=profile,
+        )
+    elif connection is None:
+        assert table is not None
         inferred = _file(Path(table), profile=profile)
     else:
         with database(connection, dialect) as db:
@@ -67,6 +103,11 @@ def infer_schema(
     # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
     name = inferred.name.lower() if inferred.name.isupper() else inferred.name
     return render(inferred, schema_name or class_name(name), about=ABOUT)
+
+
+def _instance() -> dg.DagsterInstance | None:
+    """`DAGSTER_HOME`'s instance where it is set (None: an ephemeral one is used)."""
+    return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
 
 
 def _table(db: Database, name: str, *, profile: bool) -> InferredTable:

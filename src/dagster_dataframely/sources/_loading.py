@@ -81,16 +81,7 @@ def stored_table(
             def load(python_type: type | None) -> Any:
                 return loader.load_asset_value(asset_key, python_type=python_type, **partition)
 
-        value = _load(context, load, asset_key, io_manager_key, partition)
-        try:
-            frame = as_lazy(value, asset=asset_key.to_user_string())
-        except UnsupportedFrameError:
-            raise UnsupportedFrameError(
-                f"IO manager '{io_manager_key}' loaded asset {asset_key.to_user_string()} as a "
-                f"{type_name(value)}, which is not a table. The checks validate a polars "
-                "DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table: store the asset "
-                "as one of those, or give it an IO manager that loads one."
-            ) from None
+        value, frame = load_frame(context.log, load, asset_key, io_manager_key, partition)
         how = "streaming" if isinstance(value, pl.LazyFrame) else "in memory"
         context.log.info(
             f"Loaded {asset_key.to_user_string()}{_where(partition)} through IO manager "
@@ -155,8 +146,33 @@ def _dagster_type(python_type: type | None) -> dg.DagsterType:
     )
 
 
-def _load(
-    context: dg.AssetCheckExecutionContext,
+def load_frame(
+    log: Any,
+    load: Any,
+    asset_key: dg.AssetKey,
+    io_manager_key: str,
+    partition: dict[str, Any],
+) -> tuple[Any, pl.LazyFrame]:
+    """The value `load(python_type)` gives for the first type of `_ATTEMPTS` it can load,
+    and that value as a LazyFrame; each refusal is a debug line of `log`.
+
+    Raises `IOManagerLoadError` when no load succeeds and `UnsupportedFrameError` when the
+    value is not a table, both naming the asset and the IO manager.
+    """
+    value = _first_load(log, load, asset_key, io_manager_key, partition)
+    try:
+        return value, as_lazy(value, asset=asset_key.to_user_string())
+    except UnsupportedFrameError:
+        raise UnsupportedFrameError(
+            f"IO manager '{io_manager_key}' loaded asset {asset_key.to_user_string()} as a "
+            f"{type_name(value)}, which is not a table. The checks validate a polars "
+            "DataFrame or LazyFrame, a pandas DataFrame or a pyarrow Table: store the asset "
+            "as one of those, or give it an IO manager that loads one."
+        ) from None
+
+
+def _first_load(
+    log: Any,
     load: Any,
     asset_key: dg.AssetKey,
     io_manager_key: str,
@@ -168,7 +184,7 @@ def _load(
             return load(python_type)
         except Exception as error:
             asked = python_type.__name__ if python_type else "its default type"
-            context.log.debug(
+            log.debug(
                 f"IO manager '{io_manager_key}' could not load {asset_key.to_user_string()} as "
                 f"{asked}: {type(error).__name__}: {error}"
             )

@@ -20,9 +20,10 @@ import polars as pl
 import sqlglot
 from sqlglot import exp
 
+from .._engine.sql import catalog
 from .._engine.sql.catalog import read_facts
 from .._engine.sql.columns import TableFacts
-from .._engine.sql.dialects import DIALECTS
+from .._engine.sql.dialects import DIALECTS, described
 from ..errors import InvalidSourceError, TableNotFoundError
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
 from ..sources._duckdb_cursors import own_cursor
@@ -152,15 +153,15 @@ def _constraints(
 ) -> tuple[dict[str, str], dict[str, bool], set[str]]:
     """Each column's declared type and nullability, and the primary key's columns, from the
     standard `information_schema` (a database without `key_column_usage`: no key)."""
-    located = _located(table)
+    located = catalog.located(table)
     columns = exp.select("column_name", "is_nullable", "data_type").from_(
-        _view("columns", table, db.dialect)
+        described(db.dialect).info_schema("columns", table)
     )
     rows = db.run(columns.where(*located).sql(dialect=db.dialect))
     declared = {str(r[0]): str(r[2]) for r in rows.rows()}
     nullable = {str(r[0]): str(r[1]).upper() != "NO" for r in rows.rows()}
-    usage = _view("key_column_usage", table, db.dialect, alias="k")
-    constraints = _view("table_constraints", table, db.dialect, alias="c")
+    usage = described(db.dialect).info_schema("key_column_usage", table, "k")
+    constraints = described(db.dialect).info_schema("table_constraints", table, "c")
     keys = (
         exp.select(exp.column("column_name", "k"))
         .from_(usage)
@@ -185,32 +186,6 @@ def _constraints(
     return declared, nullable, {str(r[0]) for r in key_rows.rows()}
 
 
-def _view(name: str, table: exp.Table, dialect: str, alias: str | None = None) -> exp.Table:
-    """An `information_schema` view; BigQuery's live in the table's dataset."""
-    if dialect == "bigquery":
-        return exp.Table(
-            this=exp.to_identifier(f"INFORMATION_SCHEMA.{name.upper()}", quoted=True),
-            db=table.args.get("db"),
-            catalog=table.args.get("catalog"),
-            alias=exp.TableAlias(this=exp.to_identifier(alias)) if alias else None,
-        )
-    return exp.table_(name, db="information_schema", alias=alias)
-
-
-def _located(table: exp.Table) -> list[exp.Expr]:
-    """`table_name`, `table_schema` (the session's current one where the name has none)."""
-    db = table.args.get("db")
-    schema = (
-        exp.Literal.string(db.name)
-        if db is not None
-        else exp.Anonymous(this="CURRENT_SCHEMA", expressions=[])
-    )
-    return [
-        exp.column("table_name").eq(exp.Literal.string(table.name)),
-        exp.column("table_schema").eq(schema),
-    ]
-
-
 def _qualified(condition: exp.Expr, alias: str) -> exp.Expr:
     qualified = condition.copy()
     for column in qualified.find_all(exp.Column):
@@ -220,9 +195,11 @@ def _qualified(condition: exp.Expr, alias: str) -> exp.Expr:
 
 def _not_found(db: Database, table: exp.Table, error: Exception) -> TableNotFoundError:
     """The error of a table the database cannot read, with the closest names it has."""
-    query = exp.select("table_name").from_(_view("tables", table, db.dialect))
+    query = exp.select("table_name").from_(described(db.dialect).info_schema("tables", table))
     try:
-        names = [str(r[0]) for r in db.run(query.where(_located(table)[1]).sql(db.dialect)).rows()]
+        names = [
+            str(r[0]) for r in db.run(query.where(catalog.located(table)[1]).sql(db.dialect)).rows()
+        ]
     except Exception:
         names = []
     close = difflib.get_close_matches(table.name, names, n=3)

@@ -166,22 +166,27 @@ def information_schema(source: exp.Table, table: exp.Table, *, schema: bool) -> 
     """`column_name, data_type, collation_name` of `table` from an `information_schema`
     `columns` view (`source`), in the table's column order; `schema`: the view spans
     schemas, so it is narrowed to the table's (else the session's current one)."""
-    located = exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name))
+    named, in_schema = located(table)
     query = (
         exp.select(exp.column("column_name"), exp.column("data_type"), exp.column("collation_name"))
         .from_(source)
-        .where(located)
+        .where(named)
         .order_by(exp.column("ordinal_position"))
     )
-    if schema:
-        db = table.args.get("db")
-        query = query.where(
-            exp.EQ(
-                this=exp.column("table_schema"),
-                expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
-            )
-        )
-    return query
+    return query.where(in_schema) if schema else query
+
+
+def located(table: exp.Table) -> tuple[exp.Expr, exp.Expr]:
+    """The conditions on an `information_schema` view's `table_name` and `table_schema` that
+    find `table` (an unnamed schema is the session's current one)."""
+    db = table.args.get("db")
+    return (
+        exp.EQ(this=exp.column("table_name"), expression=exp.Literal.string(table.name)),
+        exp.EQ(
+            this=exp.column("table_schema"),
+            expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
+        ),
+    )
 
 
 def information_schema_facts(

@@ -65,6 +65,10 @@ class Dialect:
         """The role the session acts as, for that message (None: the database has no roles)."""
         return None
 
+    def info_schema(self, view: str, table: exp.Table, alias: str | None = None) -> exp.Table:
+        """The standard `information_schema` `view` that describes `table`."""
+        return exp.table_(view, db="information_schema", alias=alias)
+
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """One query for the facts of `table`'s columns (see `catalog`)."""
         return catalog.duckdb_catalog(table)
@@ -243,14 +247,15 @@ class SnowflakeDialect(Dialect):
     def current_role(self) -> exp.Expr | None:
         return exp.Anonymous(this="CURRENT_ROLE")
 
+    def info_schema(self, view: str, table: exp.Table, alias: str | None = None) -> exp.Table:
+        """The `INFORMATION_SCHEMA` views of the table's database."""
+        return exp.table_(
+            view.upper(), db="INFORMATION_SCHEMA", catalog=table.args.get("catalog"), alias=alias
+        )
+
     def catalog_query(self, table: exp.Table) -> exp.Select:
         """`information_schema.columns` of the table's database."""
-        source = exp.Table(
-            this=exp.to_identifier("COLUMNS"),
-            db=exp.to_identifier("INFORMATION_SCHEMA"),
-            catalog=table.args.get("catalog"),
-        )
-        return catalog.information_schema(source, table, schema=True)
+        return catalog.information_schema(self.info_schema("columns", table), table, schema=True)
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.information_schema_facts(rows, self.binary_collations)
@@ -335,14 +340,18 @@ class BigQueryDialect(Dialect):
     #: BigQuery writes an uncollated column's collation as the text `NULL`.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "null"})
 
-    def catalog_query(self, table: exp.Table) -> exp.Select:
-        """The dataset's `INFORMATION_SCHEMA.COLUMNS`: each column's type and collation."""
-        source = exp.Table(
-            this=exp.to_identifier("INFORMATION_SCHEMA.COLUMNS", quoted=True),
+    def info_schema(self, view: str, table: exp.Table, alias: str | None = None) -> exp.Table:
+        """The `INFORMATION_SCHEMA` views live in the table's dataset."""
+        return exp.Table(
+            this=exp.to_identifier(f"INFORMATION_SCHEMA.{view.upper()}", quoted=True),
             db=table.args.get("db"),
             catalog=table.args.get("catalog"),
+            alias=exp.TableAlias(this=exp.to_identifier(alias)) if alias else None,
         )
-        return catalog.information_schema(source, table, schema=False)
+
+    def catalog_query(self, table: exp.Table) -> exp.Select:
+        """The dataset's `INFORMATION_SCHEMA.COLUMNS`: each column's type and collation."""
+        return catalog.information_schema(self.info_schema("columns", table), table, schema=False)
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.information_schema_facts(rows, self.binary_collations)

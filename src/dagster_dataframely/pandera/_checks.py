@@ -14,10 +14,15 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from importlib.metadata import version
 from typing import Any
 
 from pandera.api.checks import Check
 from pandera.api.function_dispatch import Dispatcher
+
+#: Pandera before 0.35 counts a null among a column's distinct values in `unique_values_eq`
+#: (`[None, "a"]` fails `unique_values_eq(["a"])`); 0.35 drops nulls first.
+_NULL_IS_A_VALUE = tuple(int(part) for part in version("pandera").split(".")[:2]) < (0, 35)
 
 #: The built-in check names the polars backend registers.
 POLARS_BUILTINS = frozenset(
@@ -153,11 +158,13 @@ def translate(name: str, check: Check, kind: str) -> Builtin:
         return _str_length(kwargs)
     if name == "unique_values_eq":
         values = _values(written.get("values"), kwargs["values"])
+        template = (
+            "{col}.drop_nulls().is_in({values}).all() & ({col}.drop_nulls().n_unique() == {count})"
+        )
+        if _NULL_IS_A_VALUE:  # a null is one more distinct value, never among `values`
+            template += " & ({col}.null_count() == 0)"
         return Builtin(
-            template=(
-                "{col}.drop_nulls().is_in({values}).all() "
-                "& ({col}.drop_nulls().n_unique() == {count})"
-            ),
+            template=template,
             params={"values": values, "count": len(values)},
             why="a whole-table check: every row fails when the distinct values differ",
             whole_table=True,

@@ -1,0 +1,20 @@
+"""SQL forms more than one dialect writes the same way."""
+
+from __future__ import annotations
+
+from sqlglot import exp
+
+
+def count_case(condition: exp.Expr) -> exp.Expr:
+    """`COUNT(CASE WHEN condition THEN 1 END)`: `count_where` in every SQL dialect."""
+    return exp.Count(this=exp.Case(ifs=[exp.If(this=condition, true=exp.Literal.number(1))]))
+
+
+def float_literal(text: str) -> exp.Expr:
+    """A `DOUBLE` from its text (`'NaN'`, `'inf'`), which no dialect writes as a number."""
+    return exp.cast(exp.Literal.string(text), exp.DataType.build("DOUBLE"))
+
+
+def infinite(value: exp.Expr) -> exp.Expr:
+    """`value` is +inf or -inf, in every dialect (NaN is neither)."""
+    return exp.In(this=value, expressions=[float_literal("inf"), float_literal("-inf")])

@@ -111,7 +111,7 @@ constraints: $(UV)
 	$(UV) pip compile pyproject.toml --all-extras --resolution lowest-direct --python-version 3.10 \
 		--annotation-style line --quiet --output-file .uv/lowest.txt
 	grep '(pyproject.toml)$$' .uv/lowest.txt > .uv/lowest-direct.txt
-	printf -- '-e .\n' | $(UV) pip compile - pyproject.toml --all-extras --group pyproject.toml:dev \
+	printf -- '-e .\n' | $(UV) pip compile - pyproject.toml --all-extras --group pyproject.toml:dev --group pyproject.toml:spark \
 		--constraints .uv/lowest-direct.txt --python-version 3.10 \
 		--no-emit-package dagster-dataframely --no-emit-package dagster-dataframely-demo \
 		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)

@@ -538,6 +538,15 @@ STATED: dict[str, Expectation] = {
     "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=`": Run(
         {"sales": 50}, failed={"dy_table__freshness": WARN}
     ),
+    "docs/tolerances.md: On a gated asset: judged before the write": Run(
+        {"gated_sales": None},
+        failed={"dy_table__row_count": ERROR},
+        error="ValidationAbortError",
+        message=("dy_table__row_count: 50 rows, expected at least 100 rows",),
+    ),
+    "docs/tolerances.md: On a gated asset: judged before the write #2": _prints(
+        "success: False, written: 0", "dy_table__row_count failed at ERROR: 50"
+    ),
     "docs/tolerances.md: Trends: `trends=dd.Trends(...)`": Run(
         {"sales": 50}, failed={"dy_table__row_count": WARN}
     ),

@@ -22,6 +22,7 @@ from .._checks.graph_internals import guard
 from .._checks.history_internals import past_figures
 from .._checks.results import schema_results
 from .._checks.specs import check_specs, trend_spec
+from .._checks.table_results import partition_end
 from .._checks.trend_results import TrendHistory
 from .._engine.evaluate import as_lazy
 from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
@@ -35,7 +36,7 @@ from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
-from ..sources._partitions import partition_end, run_partition
+from ..sources._partitions import run_partition
 from .failing_rows import Keeper, KeepFailingRows
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.

@@ -226,6 +226,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
                 partitions_def=partitions_def,
+                trends=entry.trends,
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:

@@ -182,6 +182,8 @@ class CollectionCheck(dg.Resolvable):
     read_dtypes: Literal["strict", "cast"] | None = None
     keep_failing_rows: bool | str | None = None
     max_failing_rows: int | None = None
+    #: `{window: 20, k: 3}`: each member's trend check, as `trends=` takes it.
+    trends: dict[str, int | float | str] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:

@@ -176,7 +176,7 @@ def schema_checks(
                 keep=None if keeping is None else Keeper(keeping, context, key, source),
                 table=table_checks,
                 reference=partition_end(context),
-                trend=_history(context, key, trend) if TRENDS_CHECK in names else None,
+                trend=trend_history(context, key, trend) if TRENDS_CHECK in names else None,
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.
@@ -189,7 +189,7 @@ def schema_checks(
     return guard(_checks, by="dd.schema_checks(asset={key})")
 
 
-def _history(
+def trend_history(
     context: dg.AssetCheckExecutionContext, key: dg.AssetKey, trends: Trends | None
 ) -> TrendHistory | None:
     """The trend check's past figures, one read of the instance: of the run's partition key,

@@ -118,6 +118,7 @@ def with_schemas(
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
             read_dtypes=read_dtypes,
+            trends=trends,
         )
         collection_checks.append(built)
         by_collection |= set(member_schemas) - set(by_key)

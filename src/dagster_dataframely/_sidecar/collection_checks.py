@@ -40,7 +40,7 @@ from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
 from .collection_trends import member_histories, member_trend_specs
 from .failing_rows import Keeper, KeepFailingRows
-from .schema_checks import stopping_at_mismatch
+from .schema_checks import CheckEvent, observed, stopping_at_mismatch
 
 
 def collection_checks(
@@ -60,6 +60,7 @@ def collection_checks(
     keep_failing_rows: bool | str | None = None,
     max_failing_rows: int | None = None,
     trends: Trends | Mapping[str, Any] | None = None,
+    observe_fractions: bool | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `collection` on the stored tables of existing assets.
 
@@ -94,7 +95,8 @@ def collection_checks(
     removes). `trends` (`dd.Trends(window=20, k=3.0)`) adds `dy_table__trends` on each member
     with its own schema checks: its row count, its rules' failing fractions and each
     filter's removed rows (as a fraction of its rows) against its last evaluations, as
-    `dd.schema_checks` documents.
+    `dd.schema_checks` documents. `observe_fractions=True` yields, per member, an observation
+    of its checks' failing fractions, as `dd.schema_checks` documents.
 
     Example:
         ```python
@@ -123,6 +125,7 @@ def collection_checks(
     readers = {member.name: as_source(sources.get(member.name)) for member in resolved}
     keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
     trend = Trends.of(trends, where=f"collection {collection.__name__}")
+    observe = resolve("observe_fractions", observe_fractions)
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
     specs += member_trend_specs(trend, resolved, blocking=blocking, partitions_def=partitions_def)
 
@@ -134,7 +137,7 @@ def collection_checks(
         description=f"Members and filters of collection {collection.__name__} on their stored "
         "tables.",
     )
-    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[CheckEvent]:
         guard_partitions(context, resolved, partitions_def)
         # Each source bound to its member's asset: a database source names its table.
         bound = {m.name: for_run(readers[m.name], context, m.key) for m in resolved}
@@ -157,12 +160,13 @@ def collection_checks(
                 outcome = collection_results(
                     run, frames, selected, pushdowns=pushdowns, keep=keep, trends=histories
                 )
-                yield from stopping_at_mismatch(
+                found = stopping_at_mismatch(
                     outcome,
                     selected,
                     context.log,
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
+                yield from observed(found, context) if observe else found
 
     return guard(
         _checks, by=f"dd.collection_checks({collection.__name__}, members={{{{...: {{key}}}}}})"

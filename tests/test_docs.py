@@ -550,6 +550,15 @@ STATED: dict[str, Expectation] = {
     "docs/tolerances.md: Trends: `trends=dd.Trends(...)`": Run(
         {"sales": 50}, failed={"dy_table__row_count": WARN}
     ),
+    "docs/tolerances.md: The failing fraction plotted: `observe_fractions=True`": Run(
+        {"payments": 200},
+        failed={"dy_rule__email__regex": WARN, "dy_rule__amount__min": WARN},
+    ),
+    "docs/tolerances.md: The failing fraction plotted: `observe_fractions=True` #2": _prints(
+        "dy_failed_fraction/dy_rule__amount__min    0.02",
+        "dy_failed_fraction/dy_rule__email__regex   0.015",
+        "dy_row_count                               200",
+    ),
     "docs/tolerances.md: Errors at definition time #2": _prints(
         "The freshness check of schema Sales names column 'amount' of dtype Int64: freshness "
         "reads a dy.Datetime or dy.Date column."

@@ -5,6 +5,7 @@ run's partition for a partitioned asset, per member for a collection; off by def
 the environment variable."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+from pathlib import Path
 from typing import Any
 
 import dagster as dg
@@ -127,3 +128,18 @@ def test_a_collection_observes_each_member_with_its_filters() -> None:
     assert orders_seen["dy_failed_fraction/dy_rule__amount__min"] == pytest.approx(1 / 6)
     assert orders_seen["dy_failed_fraction/dy_filter__order_has_lines"] > 0
     assert len(observed(instance, "order_lines")) == 1 and len(observed(instance, "customers")) == 1
+
+
+def test_the_pictures_location_observes_a_quiet_week_and_the_day_the_form_broke(
+    tmp_path: Path,
+) -> None:
+    """`dagster_dataframely_demo.plotted`, which `make screenshots` plots: the picture shows
+    what these runs observe."""
+    from dagster_dataframely_demo.plotted import BAD_EMAILS, ROWS, materialize_days
+
+    instance = dg.DagsterInstance.ephemeral()
+    materialize_days(instance, str(tmp_path))
+
+    found = [o["dy_failed_fraction/dy_rule__email__regex"] for o in observed(instance, "payments")]
+    assert found == [bad / ROWS for bad in BAD_EMAILS]
+    assert max(found) > 0.1 > sorted(found)[-2]  # one day above the error tolerance

@@ -7,6 +7,7 @@ member checked elsewhere (`skip_schema_checks`) gets no trend here; `dd.with_sch
 Component entry take `trends` for collections too."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import os
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
 from shop import OrderLines, Orders, Shop
-from support import scaffold_checks
+from support import dg_launch, scaffold_checks
 
 import dagster_dataframely as dd
 
@@ -222,3 +223,81 @@ def test_a_component_collection_entry_takes_trends(sandbox: DefsFolderSandbox) -
     assert sorted(spec.asset_key.to_user_string() for spec in specs) == sorted(ASSETS.values())
     assert all(spec.blocking for spec in specs)
     assert "median ± 4 * MAD of the last 10 evaluations" in (specs[0].description or "")
+
+
+LOCATION = """\
+from pathlib import Path
+
+import dagster as dg
+import polars as pl
+from shop import Shop
+
+import dagster_dataframely as dd
+
+MEMBERS = {"customers": "customers", "orders": "orders", "lines": "order_lines"}
+HERE = Path(__file__).parent
+
+
+def read(member):
+    def frame(context: dg.AssetCheckExecutionContext) -> pl.DataFrame:
+        return pl.read_parquet(HERE / f"{member}.parquet")
+
+    return frame
+
+
+checks = dd.collection_checks(
+    Shop,
+    members=MEMBERS,
+    sources={member: read(member) for member in MEMBERS},
+    trends=dd.Trends(min_history=3),
+)
+defs = dg.Definitions(
+    assets=[dg.AssetSpec(key) for key in MEMBERS.values()],
+    asset_checks=[checks],
+    jobs=[dd.checks_job(checks, name="shop_checks")],
+)
+"""
+
+
+def test_the_cli_judges_each_member_from_the_history_its_home_holds(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three runs in process, then one from `dg launch` (the multiprocess executor) over the
+    same DAGSTER_HOME: the step's own process reads each member's history."""
+    tests = str(Path(__file__).parent)  # the location imports the tests' `shop`
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [tests, os.environ.get("PYTHONPATH")]))
+    )
+    (tmp_path / "location.py").write_text(LOCATION)
+    home = tmp_path / "home"
+    home.mkdir()
+
+    def store(frames: dict[str, pl.DataFrame]) -> None:
+        for member, frame in frames.items():
+            frame.write_parquet(tmp_path / f"{member}.parquet")
+
+    store(shop(100, without_lines=1))
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        for _ in range(3):
+            trends(job(shop(100, without_lines=1), trends=dd.Trends(min_history=3)), instance)
+    store(shop(100, without_lines=40))
+    launched, _ = dg_launch(tmp_path, "shop_checks")
+
+    # the run fails: 40 orders without lines fail the blocking filter check as well
+    assert "dy_filter__order_has_lines" in launched.stdout + launched.stderr
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        latest = instance.get_runs(limit=1)[0]
+        logged = instance.all_logs(latest.run_id)
+    assert any("multiprocess executor" in e.message for e in logged)
+    evaluations = [
+        e.dagster_event.event_specific_data  # type: ignore[union-attr]
+        for e in logged
+        if e.dagster_event_type == dg.DagsterEventType.ASSET_CHECK_EVALUATION
+    ]
+    judged = {e.asset_key.to_user_string(): e for e in evaluations if e.check_name == TRENDS}
+    assert judged["orders"].metadata["dy_history"].value == 3
+    assert (judged["orders"].passed, judged["orders"].severity) == (False, WARN)
+    assert (
+        f"{FILTER} failing on 40.0000% of rows" in judged["orders"].metadata["dy_assessment"].value
+    )
+    assert judged["customers"].passed and not judged["order_lines"].passed  # 60 lines, not 99

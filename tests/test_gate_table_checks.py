@@ -22,6 +22,7 @@ from polars.io.plugins import register_io_source
 from support import evaluations, materialization, materialized, step_error
 
 import dagster_dataframely as dd
+from dagster_dataframely.errors import InvalidTableCheckError
 from dagster_dataframely.wiring import check_specs, validation_results
 
 ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
@@ -268,3 +269,8 @@ def test_changing_a_table_check_changes_the_code_version() -> None:
 
     assert version() != version(expect_rows=dd.ExpectRows(min=4))
     assert version() == version()
+
+
+def test_a_misspelled_freshness_column_is_refused_when_the_asset_is_defined() -> None:
+    with pytest.raises(InvalidTableCheckError, match=r"names column 'ordred_at'.*ordered_at"):
+        dd.asset(Orders, expect_fresh={"column": "ordred_at", "within": "1h"})(lambda: orders())

@@ -18,11 +18,13 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
 from polars.io.plugins import register_io_source
 from support import evaluations, materialization, materialized, step_error
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import InvalidTableCheckError
+from dagster_dataframely.errors import InvalidTableCheckError, ValidationAbortError
 from dagster_dataframely.wiring import check_specs, validation_results
 
 ERROR, WARN = dg.AssetCheckSeverity.ERROR, dg.AssetCheckSeverity.WARN
@@ -274,3 +276,36 @@ def test_changing_a_table_check_changes_the_code_version() -> None:
 def test_a_misspelled_freshness_column_is_refused_when_the_asset_is_defined() -> None:
     with pytest.raises(InvalidTableCheckError, match=r"names column 'ordred_at'.*ordered_at"):
         dd.asset(Orders, expect_fresh={"column": "ordred_at", "within": "1h"})(lambda: orders())
+
+
+@settings(max_examples=30, deadline=None)
+@given(
+    rows=st.integers(0, 40),
+    low=st.none() | st.integers(0, 40),
+    high=st.none() | st.integers(0, 40),
+    severity=st.sampled_from(["error", "warn"]),
+)
+def test_the_gate_writes_exactly_when_no_volume_check_fails_at_error(
+    rows: int, low: int | None, high: int | None, severity: str
+) -> None:
+    assume(
+        (low is not None or high is not None) and (low or 0) <= (high if high is not None else 40)
+    )
+    bounds = dd.ExpectRows(min=low, max=high, severity=severity)  # type: ignore[arg-type]
+    within = (low is None or rows >= low) and (high is None or rows <= high)
+    events: list[Any] = []
+    try:
+        for event in validation_results(
+            Orders, orders(rows), valid_key="orders", expect_rows=bounds, expect_fresh=None
+        ):
+            events.append(event)
+        aborted = False
+    except ValidationAbortError:
+        aborted = True
+
+    (volume,) = [e for e in events if isinstance(e, dg.AssetCheckResult) and e.check_name == ROWS]
+    assert volume.passed == within
+    assert volume.metadata["dy_row_count"].value == rows
+    written = any(isinstance(e, dg.MaterializeResult) for e in events)
+    # the schema's freshness check fails an empty table, at ERROR: it stops the write too
+    assert aborted == (not written) == ((not within and severity == "error") or rows == 0)

@@ -12,7 +12,9 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox
 from shop import Shop, shop_frames
+from support import materialize_project, scaffold_checks
 
 import dagster_dataframely as dd
 
@@ -143,3 +145,31 @@ def test_the_pictures_location_observes_a_quiet_week_and_the_day_the_form_broke(
     found = [o["dy_failed_fraction/dy_rule__email__regex"] for o in observed(instance, "payments")]
     assert found == [bad / ROWS for bad in BAD_EMAILS]
     assert max(found) > 0.1 > sorted(found)[-2]  # one day above the error tolerance
+
+
+ORDERS_ASSET = """\
+import dagster as dg
+import polars as pl
+
+
+@dg.asset
+def orders() -> pl.DataFrame:
+    return pl.DataFrame({"order_id": [1, 2, 3, 4], "amount": [5, -1, 5, 5]})
+"""
+
+
+def test_the_component_observes_when_its_yaml_says_so(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    (sandbox.defs_folder_path / "assets.py").write_text(ORDERS_ASSET)
+    entry = {"asset": "orders", "schema": "test_observe_fractions:Orders"}
+    scaffold_checks(sandbox, {"checks": [entry], "observe_fractions": True})
+
+    result = materialize_project(sandbox, tmp_path)
+
+    (observation,) = [
+        e.event_specific_data.asset_observation  # type: ignore[union-attr]
+        for e in result.all_events
+        if e.event_type == dg.DagsterEventType.ASSET_OBSERVATION
+    ]
+    assert observation.metadata[MIN].value == 0.25

@@ -42,7 +42,8 @@ import polars as pl
 from .._checks.kept import Keeper, keeping
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import Check, plan
-from .._engine.backends import backend_for
+from .._checks.trend_results import TrendHistory, trend_results
+from .._engine.backends import Backend, backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import (
@@ -60,6 +61,7 @@ from .collection_filters import FilterBackend, FilterOutcome, Pair
 from .collection_members import CollectionRun, Member
 from .collection_pushdown import SQLFilters
 from .collection_rules import propagated_member
+from .collection_trends import noting_removed, read_by_trends
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
     from .._engine.sql.backend import SQLTable
@@ -74,6 +76,7 @@ def collection_results(
     *,
     pushdowns: Mapping[str, SQLTable | None] | None = None,
     keep: Mapping[str, Keeper] | None = None,
+    trends: Mapping[str, TrendHistory] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
@@ -83,8 +86,11 @@ def collection_results(
     cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
     database table) has its rules, and the filters on it, evaluated in its database where
     they have an exact SQL form (`collection_pushdown`). A member in `keep` keeps the rows
-    failing its schema's rules (`keep_failing_rows=`).
+    failing its schema's rules (`keep_failing_rows=`). A member in `trends` (whose trend
+    check is selected) gets its trend last: its rows, its rules' and every filter's failing
+    fraction on it, so those are evaluated whether or not their checks are selected.
     """
+    trends = trends or {}
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
         member.name: Casts.plan(member.schema, actual[member.name], run.read_dtypes)
@@ -110,6 +116,7 @@ def collection_results(
         for member in run.members
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
+    pairs = wanted + read_by_trends(run, trends, selected)
     # Each member's rows and what its rules found, split into valid and invalid rows only
     # when a filter is left to polars (a failed key rule's repeated keys are collected).
     unsplit: dict[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]] = {}
@@ -131,7 +138,7 @@ def collection_results(
             for check in plan(catalogue, run.settings, member.schema.__name__)
             if member.own_checks and _selected(selected, member, check.name)
         ]
-        if not planned and not wanted and not reports_casts:
+        if not planned and not pairs and not reports_casts and member.name not in trends:
             continue
         lf = frames[member.name]
         samples = run.settings.max_failure_samples if planned or reports_casts else 0
@@ -168,8 +175,35 @@ def collection_results(
         )
     if mismatches:
         raise _combined(mismatches)
-    if not wanted:
-        return
+    removed: dict[str, dict[str, int]] = {name: {} for name in trends}
+    if pairs:
+        filtered = _filtered(run, pairs, unsplit, catalogues, evaluations, backends, actual)
+        for result in noting_removed(filtered, run.members, removed):
+            key = dg.AssetCheckKey(result.asset_key, result.check_name or "")  # type: ignore[arg-type]
+            if key in selected:
+                yield result
+    for member in run.members:
+        if member.name in trends:
+            yield from trend_results(
+                trends[member.name],
+                evaluations[member.name],
+                catalogues[member.name],
+                asset_key=member.key,
+                removed=removed[member.name],
+            )
+
+
+def _filtered(
+    run: CollectionRun,
+    pairs: Sequence[Pair],
+    unsplit: Mapping[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]],
+    catalogues: Mapping[str, list[Rule]],
+    evaluations: Mapping[str, Evaluation],
+    backends: Mapping[str, Backend],
+    actual: Mapping[str, Mapping[str, pl.DataType]],
+) -> Iterator[dg.AssetCheckResult]:
+    """The results of the filter `pairs`: in the members' database where they share one,
+    the rest by polars."""
     read = {
         m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
         for m in run.members
@@ -180,7 +214,7 @@ def collection_results(
         SQLFilters(run, evaluated, catalogues, evaluations, read),
         PolarsFilters(run, unsplit),
     )
-    outcome = FilterOutcome(left=wanted)
+    outcome = FilterOutcome(left=list(pairs))
     for filters in chain:
         if outcome.left:
             outcome = filters.evaluate_filters(outcome.left, outcome.declined)

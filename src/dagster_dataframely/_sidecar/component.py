@@ -98,7 +98,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, expect_rows,
     expect_fresh, trends, blocking, check_granularity, schema_rules, max_failure_samples, name,
-    source, partitions_def, read_dtypes, keep_failing_rows, max_failing_rows}`; the settings
+    source, partitions_def, read_dtypes, keep_failing_rows, max_failing_rows,
+    observe_fractions}`; the settings
     beside `checks` apply to every entry that does not set its own. `checks_job: <name>` adds
     a job that runs the file's checks alone, for `dg launch --job <name>`.
     """
@@ -116,6 +117,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     #: schema or directory to keep them in; at most `max_failing_rows` per run.
     keep_failing_rows: bool | str | None = None
     max_failing_rows: int | None = None
+    #: Observe every check's failing fraction per run, for the asset's Plots tab.
+    observe_fractions: bool | None = None
     #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
     #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
     checks_job: str | None = None
@@ -201,6 +204,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             "read_dtypes": entry.read_dtypes or self.read_dtypes,
             "keep_failing_rows": _first(entry.keep_failing_rows, self.keep_failing_rows),
             "max_failing_rows": _first(entry.max_failing_rows, self.max_failing_rows),
+            "observe_fractions": _first(entry.observe_fractions, self.observe_fractions),
         }
 
     def _build_collection(
@@ -226,6 +230,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
                 partitions_def=partitions_def,
+                trends=entry.trends,
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:

@@ -51,6 +51,7 @@ def with_schemas(
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     trends: Trends | Mapping[str, Any] | None = None,
+    observe_fractions: bool | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -60,7 +61,8 @@ def with_schemas(
     partitioned asset's checks take its `partitions_def` unless one is given. `expect_rows`
     and `expect_fresh` replace the table checks of every schema named here (a schema
     declares its own with `dd.expect_rows`, `dd.expect_fresh`); `trends` adds each asset's
-    trend check (`dd.schema_checks` says what it compares).
+    trend check (`dd.schema_checks` says what it compares), and `observe_fractions=True` an
+    observation of every check's failing fraction per run, which the Plots tab graphs.
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
@@ -118,6 +120,8 @@ def with_schemas(
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
             read_dtypes=read_dtypes,
+            trends=trends,
+            observe_fractions=observe_fractions,
         )
         collection_checks.append(built)
         by_collection |= set(member_schemas) - set(by_key)
@@ -145,6 +149,7 @@ def with_schemas(
             expect_rows=expect_rows,
             expect_fresh=expect_fresh,
             trends=trends,
+            observe_fractions=observe_fractions,
         )
         for key, schema in by_key.items()
         if key not in by_collection

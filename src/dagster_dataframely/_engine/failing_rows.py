@@ -11,13 +11,18 @@ selects them in polars, for files and for rules that fell back to polars.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .catalogue import Rule
 from .evaluate import Evaluation
+
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from .sql.filters import KeyMatch, MemberRows
+    from .sql.staging import Session
 
 #: The column holding the Dagster run id of the run that kept the row.
 RUN_ID = "dy_run_id"
@@ -34,6 +39,31 @@ class Stamp:
 
     run_id: str
     partition_key: str | None
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A collection member's valid rows that its filters removed, to keep: `filters` (the
+    records that ran on it; in polars, each with the expression the evaluator counts, true
+    where the row is kept), `evaluation` (what they found), and the rows: `valid` (polars),
+    or in the database the member's `rows` with each filter's condition `matches` on the
+    common primary `key`, read through the `session` that staged them."""
+
+    filters: Sequence[Rule]
+    evaluation: Evaluation
+    valid: pl.LazyFrame | None = None
+    rows: MemberRows | None = None
+    matches: Mapping[str, KeyMatch] = field(default_factory=dict)
+    key: Sequence[str] = ()
+    session: Session | None = None
+
+    def passed(self, catalogue: Sequence[Rule]) -> Evaluation:
+        """`evaluation` as the kept rows see it: they pass every rule of `catalogue` that is
+        not one of `filters` (the member's rules: the rows are valid)."""
+        ran = {rule.name for rule in self.filters}
+        failed = {name: n for name, n in self.evaluation.failed.items() if name in ran}
+        rules = {rule.name: 0 for rule in catalogue if rule.name not in ran}
+        return Evaluation(self.evaluation.row_count, {**rules, **failed}, {})
 
 
 def flag_columns(catalogue: Sequence[Rule]) -> list[str]:

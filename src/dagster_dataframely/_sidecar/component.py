@@ -51,7 +51,8 @@ from .component_entries import (
     schema_at,
 )
 from .component_tree import DeclaredAssets, PartitionsField, components_of
-from .failing_rows import KeepFailingRows, failures_spec
+from .failing_rows import KeepFailingRows
+from .failures_asset import failures_spec
 from .schema_checks import schema_checks
 
 __all__ = ["SchemaChecksComponent", "schema_at"]

@@ -113,7 +113,7 @@ def test_parquet_members_keep_the_rows_each_filter_removes(tmp_path: Path) -> No
     ]
     check = _evaluations(result)[("order_lines", "dy_filter__order_has_lines")]
     assert check.metadata["dy_failing_rows_kept"].value == 4
-    query = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("python\n")
+    query = check.metadata["dy_failing_rows"].value
     assert eval(query, {"pl": pl}).collect()["order_id"].sort().to_list() == [5, 7]
 
 
@@ -169,7 +169,7 @@ def test_duckdb_members_keep_the_removed_rows_inside_the_database(tmp_path: Path
     check = _evaluations(result)[("orders", "dy_filter__customer_exists")]
     assert check.metadata["dy_engine"].value == "duckdb"
     assert check.metadata["dy_failing_rows_table"].value == '"orders__dy_failures"'
-    query = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("sql\n")
+    query = check.metadata["dy_failing_rows"].value
     with duckdb.connect(str(database), read_only=True) as connection:
         removed = connection.sql(f"select order_id from ({query}) order by 1").fetchall()
     assert removed == [(4,), (6,)]

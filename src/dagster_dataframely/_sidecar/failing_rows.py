@@ -82,7 +82,6 @@ class Kept:
     cap: int
     kept: int = 0
     query: Callable[[Sequence[str]], str] | None = None
-    language: str = "sql"
     error: str | None = None
 
     def metadata(self, rules: Sequence[Rule], evaluation: Evaluation) -> dict[str, Any]:
@@ -95,9 +94,8 @@ class Kept:
             "dy_failing_rows_kept": self.kept,
             "dy_failing_rows_cap": self.cap,
         }
-        if flags and self.query is not None:
-            text = self.query(flags)
-            found["dy_failing_rows"] = dg.MetadataValue.md(f"```{self.language}\n{text}\n```")
+        if flags and self.query is not None:  # text: shown whole in the Checks tab, copied as is
+            found["dy_failing_rows"] = dg.MetadataValue.text(self.query(flags))
         return found
 
 
@@ -334,7 +332,6 @@ class Keeper:
                 + " | ".join(f"pl.col({flag!r})" for flag in flags)
                 + ")"
             ),
-            language="python",
         )
 
     def directory(self) -> str:

@@ -123,12 +123,33 @@ def _database_results(
         matches[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
+    pushed, left = _kept_whole(pushed, left, removals, reasons)
     opens = rows[members[0]].table.session
     with opens() if opens is not None and pushed else nullcontext() as session:
         if session is None:
             return list(_evaluated(run, rows, pushed, matches, key, removals)), left
         staged = {name: match.staged_in(key, session) for name, match in matches.items()}
         return list(_evaluated(run, rows, pushed, staged, key, removals, session)), left
+
+
+def _kept_whole(
+    pushed: Sequence[Pair], left: Sequence[Pair], removals: Removals, reasons: dict[str, str]
+) -> tuple[list[Pair], list[Pair]]:
+    """`pushed` and `left`, with every filter on a member that keeps its removed rows left to
+    polars when one of them is: a row two filters remove is then kept once, flagged by both
+    (rows kept by two engines would hold it twice). Each filter moved says why."""
+    split = {m.name: m for r, m in left if m.name in removals}
+    if not split:
+        return list(pushed), list(left)
+    moved = [(r, m) for r, m in pushed if m.name in split]
+    others = ", ".join(sorted({r.name for r, m in left if m.name in split}))
+    for rule, _ in moved:
+        reasons.setdefault(
+            rule.name,
+            f"keep_failing_rows: {others} runs in polars on the members this filter removes "
+            "rows from, so their removed rows are selected there, with every filter's flag",
+        )
+    return [(r, m) for r, m in pushed if m.name not in split], [*left, *moved]
 
 
 def _filtered(

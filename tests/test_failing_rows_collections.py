@@ -22,6 +22,7 @@ from test_collection_pushdown import (
     EVERYTHING,
     _duckdb_file,
     _ledger_in_postgres,
+    dataframely_counts,
     postgres_sources,
 )
 
@@ -174,6 +175,36 @@ def test_duckdb_members_keep_the_removed_rows_inside_the_database(tmp_path: Path
     assert removed == [(4,), (6,)]
 
 
+def test_a_read_only_database_reports_every_verdict_and_why_nothing_was_kept(
+    tmp_path: Path,
+) -> None:
+    database = _duckdb_file(tmp_path / "shop.duckdb", shop_frames(), MEMBERS)
+    checks = dd.collection_checks(
+        Shop,
+        members=MEMBERS,
+        sources={member: dd.sources.DuckDBTableSource() for member in MEMBERS},
+        keep_failing_rows=True,
+    )
+    read_only = DuckDBResource(
+        database=str(database), connection_config={"access_mode": "READ_ONLY"}
+    )
+
+    result = dg.materialize(
+        [*(dg.AssetSpec(key) for key in MEMBERS.values()), checks],
+        resources={"duckdb": read_only},
+        selection=EVERYTHING,
+        raise_on_error=False,
+    )
+
+    failing = {key: e for key, e in _evaluations(result).items() if not e.passed}
+    assert {
+        key: e.metadata["dy_failed_count"].value for key, e in failing.items()
+    } == dataframely_counts(Shop, shop_frames(), MEMBERS)
+    error = failing[("order_lines", "dy_filter__customer_exists")].metadata
+    message = error["dy_failing_rows_error"].value
+    assert '"order_lines__dy_failures"' in message and "reported all the same" in message
+
+
 def test_a_second_run_replaces_the_removed_rows_and_a_passing_one_leaves_none(
     tmp_path: Path,
 ) -> None:
@@ -282,3 +313,40 @@ def test_postgres_members_keep_the_removed_rows_inside_the_database(
             )
     for member, asset in LEDGER_MEMBERS.items():
         _assert_kept_as_dataframely(Ledger, ledger_frames(), member, kept[asset])
+
+
+_DAYS = dg.StaticPartitionsDefinition(["mon", "tue"])
+
+
+def test_partitioned_members_keep_one_file_of_removed_rows_per_partition(tmp_path: Path) -> None:
+    kept = tmp_path / "kept"
+    checks = dd.collection_checks(
+        Shop, members=MEMBERS, partitions_def=_DAYS, keep_failing_rows=str(kept)
+    )
+    assets = [*_shop_assets(shop_frames(), partitions_def=_DAYS), checks]
+    resources = {"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))}
+    instance = dg.DagsterInstance.ephemeral()
+
+    for day in ("mon", "tue", "mon"):
+        dg.materialize(
+            assets,
+            partition_key=day,
+            resources=resources,
+            instance=instance,
+            raise_on_error=False,
+        )
+
+    folder = kept / "orders__dy_failures"
+    assert sorted(p.name for p in folder.iterdir()) == [
+        "mon.parquet",
+        "mon@filters.parquet",
+        "tue.parquet",
+        "tue@filters.parquet",
+    ]
+    rows = pl.read_parquet(folder / "*@filters.parquet")
+    # Each partition's removed orders once: the second run of mon replaced the first.
+    assert rows.group_by("dy_partition_key").len().sort("dy_partition_key").rows() == [
+        ("mon", 4),
+        ("tue", 4),
+    ]
+    assert rows.filter(pl.col("dy_partition_key") == "mon")["dy_run_id"].n_unique() == 1

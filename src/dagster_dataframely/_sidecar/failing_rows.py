@@ -111,8 +111,8 @@ class Keeper:
     source: Source
     #: A collection member's filter records: their flags follow its rules' in every row.
     filters: Sequence[Rule] = ()
-    #: Rows kept so far in this step, by kind (True: removed by filters): a member's filters
-    #: may run in two backends, whose rows then add up, within the cap.
+    #: Rows kept so far in this step, by kind (True: removed by filters): the cap holds for
+    #: a member's rule and filter rows together.
     written: dict[bool, int] = field(default_factory=dict, compare=False)
 
     @property
@@ -239,10 +239,8 @@ class Keeper:
                 session.execute(alter.sql(dialect=dialect.name))
             filters = sorted(f for f in found | set(flags) if f.startswith(FILTER_CHECK_PREFIX))
             kind = sql.kind(filters, removed=removed)
-            # The step's first rows of this kind replace the partition's earlier ones.
-            statements: list[exp.Expr] = (
-                [] if removed in self.written else [sql.clear(target, stamp, kind)]
-            )
+            # This run's rows of this kind replace the partition's earlier ones.
+            statements: list[exp.Expr] = [sql.clear(target, stamp, kind)]
             if rows.failing and cap > 0:
                 select = rows.select(cap)
                 names = _names(rows.columns, rows.shape)

@@ -12,6 +12,7 @@ import dagster as dg
 import dataframely as dy
 import duckdb
 import polars as pl
+from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 from ledger import MEMBERS as LEDGER_MEMBERS
 from ledger import Ledger, ledger_frames
@@ -350,3 +351,33 @@ def test_partitioned_members_keep_one_file_of_removed_rows_per_partition(tmp_pat
         ("tue", 4),
     ]
     assert rows.filter(pl.col("dy_partition_key") == "mon")["dy_run_id"].n_unique() == 1
+
+
+def test_the_components_collection_keeps_and_declares_each_members_rows(
+    sandbox: DefsFolderSandbox, tmp_path: Path
+) -> None:
+    from support import scaffold_checks
+    from test_component_yaml import _declare_shop, _shop_entry
+
+    _declare_shop(sandbox, customers="None", orders="None", lines="None")
+    kept = tmp_path / "kept"
+    scaffold_checks(
+        sandbox, {"checks": [], "collections": [_shop_entry(keep_failing_rows=str(kept))]}
+    )
+
+    with sandbox.build_component_tree() as tree:
+        defs = tree.build_defs()
+        specs = {spec.key: spec for spec in defs.resolve_all_asset_specs()}
+        dg.materialize(
+            [*(defs.assets or []), *(defs.asset_checks or [])],  # type: ignore[list-item]
+            selection=list(MEMBERS.values()),
+            resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path / "warehouse"))},
+            raise_on_error=False,
+        )
+
+    for member, asset in MEMBERS.items():
+        failures = specs[dg.AssetKey(f"{asset}__dy_failures")]
+        declared = [c.name for c in failures.metadata["dagster/column_schema"].columns]
+        rows = pl.read_parquet(kept / f"{asset}__dy_failures" / "*.parquet")
+        assert rows.columns == declared
+        _assert_kept_as_dataframely(Shop, shop_frames(), member, rows)

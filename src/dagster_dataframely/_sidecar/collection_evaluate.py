@@ -48,13 +48,10 @@ from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import (
     Evaluation,
-    _hashable,
-    _repeated_hashes,
-    _with_hashes,
     evaluate,
     rule_columns,
 )
-from .._engine.failing_rows import Removed
+from .._engine.failing_rows import Removed, repeated_keys
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from ..errors import ColumnSchemaError
@@ -236,7 +233,7 @@ def split_rows(
     for index, rule in enumerate(r for r in failing if r.distinct_over is not None):
         repeated = f"{_ROWS}_repeated_{index}"
         flagged = flagged.join(
-            _repeated_keys(lf, rule).with_columns(pl.lit(True).alias(repeated)),
+            repeated_keys(lf, rule).with_columns(pl.lit(True).alias(repeated)),
             on=list(rule.distinct_over or ()),
             how="left",
             nulls_equal=True,
@@ -245,18 +242,6 @@ def split_rows(
         flags.append(repeated)
         passes = passes & ~pl.col(repeated)
     return flagged.filter(passes).drop(flags), flagged.filter(~passes).drop(flags)
-
-
-def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
-    """The keys of a failed `unique`/primary-key rule that more than one row holds. As the
-    evaluator counts them: only rows whose key hash repeats are grouped, so memory grows
-    with the rows (8 bytes each), not with the distinct keys."""
-    keys = rule.distinct_over or ()
-    if _hashable(lf.collect_schema(), keys):
-        hashes = _repeated_hashes(lf, keys).collect(engine="streaming")
-        lf = _with_hashes(lf, rule, hashes)
-    repeated = lf.group_by(list(keys)).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
-    return repeated.drop(_ROWS).collect(engine="streaming").lazy()
 
 
 def kept_keys(

@@ -4,8 +4,9 @@ The rows never leave the database: `CREATE TABLE IF NOT EXISTS ... AS SELECT ...
 gives the table the kept shape (see `..failing_rows`), then one transaction deletes the
 partition's earlier rows and `INSERT ... SELECT`s this run's, at most the cap. A row rule's
 flag is its pushed-down predicate, negated (`NULL` passes); a `unique` or primary-key rule's is
-`COUNT(*) OVER (PARTITION BY key) > 1`. A failing rule without an exact SQL form makes the
-whole selection polars' (`failing_frame`), whose rows are then inserted as literal `VALUES`.
+its key among the few repeated keys listed, or `COUNT(*) OVER (PARTITION BY key) > 1`. A
+failing rule without an exact SQL form makes the whole selection polars' (`failing_frame`),
+whose rows are then inserted as literal `VALUES`.
 A collection member's table also holds the rows its filters removed (`removed_select`: its
 valid rows, a filter's flag true where that filter removes the row); each kind of row
 (`kind`) is replaced only by the writer of that kind.
@@ -27,6 +28,7 @@ from .backend import SQLTable, compile_rules
 from .dialects import Dialect
 from .filters import removed_rows
 from .literals import literal
+from .repeated import LISTED_ROWS, held, listed
 
 _KEPT = "__dy_kept"
 _REMOVED = "__dy_removed"
@@ -128,10 +130,24 @@ def failing_select(
             failed = exp.not_(exp.paren(compiled.conditions[rule.name]))
             flags[rule.check_name] = exp.Coalesce(this=failed, expressions=[exp.false()])
         else:
-            keys = [exp.column(key, quoted=True) for key in rule.distinct_over]
-            window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=keys)
-            flags[rule.check_name] = exp.GT(this=window, expression=exp.Literal.number(1))
+            flags[rule.check_name] = _repeated(table, rule, evaluation.failed[rule.name], dtypes)
     return _kept(table.rows(), schema.column_names(), catalogue, flags, evaluation, stamp, cap)
+
+
+def _repeated(
+    table: SQLTable, rule: Rule, failed: int, dtypes: Mapping[str, pl.DataType]
+) -> exp.Expr:
+    """On a row: its key (a `unique` or primary-key rule's) is held by another row. A few
+    repeated keys (as `failed` rows tell; the samples fetched them already) are listed, so
+    the table is not partitioned by its key again; else `COUNT(*) OVER (PARTITION BY key)`."""
+    keys = list(rule.distinct_over or ())
+    columns = [exp.column(key, quoted=True) for key in keys]
+    found = table.repeated_keys(keys) if failed <= LISTED_ROWS else None
+    keys_listed = None if found is None else listed(found, keys, dtypes, table.dialect.name)
+    if keys_listed is not None:
+        return exp.Coalesce(this=held(columns, keys_listed), expressions=[exp.false()])
+    window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=columns)
+    return exp.GT(this=window, expression=exp.Literal.number(1))
 
 
 def removed_select(

@@ -74,6 +74,7 @@ def test_a_collection_members_rows_have_a_column_per_filter(tmp_path: Path) -> N
     for member, asset in MEMBERS.items():
         assert _columns(failures[member]) == _table_columns(database, f"{asset}__dy_failures")
     assert "dy_filter__customer_exists" in _columns(failures["lines"])
+    assert "or removed by a filter of its collection" in (failures["lines"].description or "")
     # customers are never filtered: no filter columns.
     assert not any(c.startswith("dy_filter__") for c in _columns(failures["customers"]))
 

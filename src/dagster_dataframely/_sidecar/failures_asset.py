@@ -103,15 +103,21 @@ def failures_spec(
         deps=[asset_key],
         partitions_def=partitions_def,
         description=(
-            f"The rows of {asset_key.to_user_string()} failing a rule of {schema.__name__}, "
-            "kept by its checks (keep_failing_rows=): one Boolean per rule, true where the row "
-            "fails it."
+            f"The rows of {asset_key.to_user_string()} failing a rule of {schema.__name__}"
+            + (" or removed by a filter of its collection" if _filters(catalogue) else "")
+            + ", kept by its checks (keep_failing_rows=): one Boolean per rule"
+            + (" and filter" if _filters(catalogue) else "")
+            + ", true where the row fails it."
         ),
         metadata={COLUMN_SCHEMA_KEY: dg.TableSchema(columns=[*checked.columns, *added])},
     )
 
 
+def _filters(catalogue: Sequence[Rule]) -> list[Rule]:
+    return [rule for rule in catalogue if rule.kind in ("filter", "failure_propagation")]
+
+
 def _flag(rule: Rule) -> str:
-    if rule.kind in ("filter", "failure_propagation"):
+    if _filters([rule]):
         return f"Removed by the collection's {rule.name}"
     return f"Fails {rule.name}"

@@ -286,6 +286,47 @@ def _assert_flag_counts(
     assert found == expected
 
 
+def test_members_of_two_databases_keep_each_removed_row_once(tmp_path: Path) -> None:
+    """Orders and customers in one DuckDB file, lines in another: filters reading lines run in
+    polars, and so do the others on the members keeping their rows."""
+    frames = shop_frames()
+    rest = {m: a for m, a in MEMBERS.items() if m != "lines"}
+    shop = _duckdb_file(tmp_path / "shop.duckdb", {m: frames[m] for m in rest}, rest)
+    lines = _duckdb_file(
+        tmp_path / "lines.duckdb", {"lines": frames["lines"]}, {"lines": MEMBERS["lines"]}
+    )
+    checks = dd.collection_checks(
+        Shop,
+        members=MEMBERS,
+        sources={
+            **{m: dd.sources.DuckDBTableSource() for m in rest},
+            "lines": dd.sources.DuckDBTableSource(resource_key="lines_db"),
+        },
+        keep_failing_rows=True,
+    )
+
+    result = dg.materialize(
+        [*(dg.AssetSpec(key) for key in MEMBERS.values()), checks],
+        resources={
+            "duckdb": DuckDBResource(database=str(shop)),
+            "lines_db": DuckDBResource(database=str(lines)),
+        },
+        selection=EVERYTHING,
+        raise_on_error=False,
+    )
+
+    for member, asset in MEMBERS.items():
+        database = lines if member == "lines" else shop
+        kept = _table(database, f"{asset}__dy_failures")
+        _assert_kept_as_dataframely(Shop, frames, member, kept)
+    engines = {
+        key: e.metadata["dy_engine"].value
+        for key, e in _evaluations(result).items()
+        if key[1].startswith("dy_filter__")
+    }
+    assert all(engine.startswith("polars (") for engine in engines.values()), engines
+
+
 def test_postgres_members_keep_the_removed_rows_inside_the_database(
     postgres: PostgresServer,
 ) -> None:

@@ -123,7 +123,7 @@ def _database_results(
         matches[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
-    pushed, left = _kept_whole(pushed, left, removals, reasons)
+    pushed, left = _kept_whole(pushed, left, members, removals, reasons)
     opens = rows[members[0]].table.session
     with opens() if opens is not None and pushed else nullcontext() as session:
         if session is None:
@@ -133,12 +133,17 @@ def _database_results(
 
 
 def _kept_whole(
-    pushed: Sequence[Pair], left: Sequence[Pair], removals: Removals, reasons: dict[str, str]
+    pushed: Sequence[Pair],
+    left: Sequence[Pair],
+    members: Sequence[str],
+    removals: Removals,
+    reasons: dict[str, str],
 ) -> tuple[list[Pair], list[Pair]]:
-    """`pushed` and `left`, with every filter on a member that keeps its removed rows left to
-    polars when one of them is: a row two filters remove is then kept once, flagged by both
-    (rows kept by two engines would hold it twice). Each filter moved says why."""
-    split = {m.name: m for r, m in left if m.name in removals}
+    """`pushed` and `left`, with every filter on a member of `members` that keeps its removed
+    rows left to polars when one of them is: a row two filters remove is then kept once,
+    flagged by both (rows kept by two engines would hold it twice). Each moved filter says
+    why."""
+    split = {m.name for _, m in left if m.name in members and m.name in removals}
     if not split:
         return list(pushed), list(left)
     moved = [(r, m) for r, m in pushed if m.name in split]

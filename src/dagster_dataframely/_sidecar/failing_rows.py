@@ -14,8 +14,6 @@ so it never hides a verdict.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
@@ -35,6 +33,7 @@ from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
 from .collection_rules import FILTER_CHECK_PREFIX
+from .failing_files import SUFFIX, beside, sink_atomically
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -42,8 +41,6 @@ if TYPE_CHECKING:
     from .._engine.sql.backend import SQLTable
     from .._engine.sql.staging import Session
 
-#: The suffix of the failures table, directory and asset of a checked asset.
-SUFFIX = "__dy_failures"
 _UNPARTITIONED = "__unpartitioned"
 #: Marks a collection member's file of the rows its filters removed: `<partition>@filters`
 #: (a quoted partition key never holds `@`).
@@ -309,7 +306,7 @@ class Keeper:
         name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + mark + ".parquet"
         path = f"{directory.rstrip('/')}/{name}"
         try:
-            _sink_atomically(rows.frame(max(cap, 0)), directory, name)
+            sink_atomically(rows.frame(max(cap, 0)), directory, name)
             kept = pl.scan_parquet(path).select(pl.len()).collect().item()
         except Exception as error:
             message = (
@@ -338,7 +335,7 @@ class Keeper:
         if self.setting.target is not None:
             return str(Path(self.setting.target).joinpath(*failures_key(self.asset_key).path))
         if isinstance(self.source, _ScannedSource):
-            return _beside(self.source.path, glob=isinstance(self.source, ParquetSource))
+            return beside(self.source.path, glob=isinstance(self.source, ParquetSource))
         storage = Path(self.context.instance.storage_directory())
         return str(storage.joinpath(*failures_key(self.asset_key).path))
 
@@ -378,31 +375,3 @@ def _transaction(session: Session, statements: Sequence[str]) -> None:
         session.rollback()  # the connection's own, which pins the session's settings again
         raise
     session.execute(exp.Commit().sql(dialect=dialect))
-
-
-def _beside(path: str, *, glob: bool) -> str:
-    """`orders.parquet`, `orders/` or `orders/*.parquet` -> `orders__dy_failures`."""
-    head = path
-    if glob:
-        for mark in "*?[":
-            head = head.split(mark, 1)[0]
-    head = head.rstrip("/")
-    stem = head.rsplit("/", 1)
-    parent, last = (stem[0], stem[1]) if len(stem) == 2 else ("", stem[0])
-    last = last.removesuffix(".parquet")
-    return f"{parent}/{last}{SUFFIX}" if parent else f"{last}{SUFFIX}"
-
-
-def _sink_atomically(frame: pl.LazyFrame, directory: str, name: str) -> None:
-    """Stream `frame` to `directory/name`: to a temporary file renamed over it locally (a
-    reader never sees half a file); an object store's upload is atomic of itself."""
-    if "://" in directory:
-        frame.sink_parquet(f"{directory.rstrip('/')}/{name}")
-        return
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    temporary = Path(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-    try:
-        frame.sink_parquet(temporary)
-        os.replace(temporary, Path(directory, name))
-    finally:
-        temporary.unlink(missing_ok=True)

@@ -51,6 +51,8 @@ CHROMIUM_FLAGS = [
 NULLS_CHECK = "dy_rule__customer_email__nullability"
 #: A failing check of an "error" rule of orders: its rows went to the quarantine (`dy_quarantine`).
 QUARANTINED_CHECK = "dy_rule__amount__min"
+#: A failing check of customers, whose failing rows are kept in DuckDB (`dy_failing_rows`).
+KEPT_CHECK = "dy_rule__country__regex"
 
 
 def pages(instance: dg.DagsterInstance) -> dict[str, str]:
@@ -66,6 +68,8 @@ def pages(instance: dg.DagsterInstance) -> dict[str, str]:
         "samples.png": f"/assets/orders?view=checks&checkDetail={NULLS_CHECK}",
         # Reading the Checks tab: a rule check of the gated orders, its rows in the quarantine.
         "checks-tab.png": f"/assets/orders?view=checks&checkDetail={QUARANTINED_CHECK}",
+        # The failing rows kept: the query for them, run as it is in the warehouse.
+        "failing-rows.png": f"/assets/customers?view=checks&checkDetail={KEPT_CHECK}",
         "materialization.png": "/assets/orders?view=events",
         "quarantine.png": "/assets/orders_quarantine?view=overview",
         "lineage.png": "/assets/orders_quarantine?view=lineage&lineageScope=neighbors",

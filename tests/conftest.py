@@ -33,6 +33,7 @@ _SNOWFLAKE_RUNS = [
     "test_read_dtypes_snowflake.py",
     "test_table_checks_snowflake.py",
     "test_infer_snowflake.py",
+    "test_failing_rows_collections_snowflake.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 

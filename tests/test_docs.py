@@ -390,6 +390,15 @@ STATED: dict[str, Expectation] = {
         "│ 3          ┆ -1.0   ┆ true                 │",
         "│ 2            ┆ 1              ┆ 3       │",
     ),
+    "docs/failing-rows.md: In the graph": _prints(
+        "downstream of: ['payments']",
+        "Columns tab:",
+        "  payment_id                       Int64",
+        "  dy_rule__amount__min             Boolean",
+        "  dy_run_id                        String",
+        "  dy_partition_key                 String",
+        "written as declared: True",
+    ),
     "docs/install.md: A minimal `Definitions` with checks": FIRST_CHECKS,
     "docs/install.md: Run it": _prints(
         "dy_schema__columns           passed",

@@ -91,12 +91,15 @@ def collection_checks(
     each source reads the run's partition as it does for the sidecar. `read_dtypes="cast"`
     casts each member's warehouse dtype drifts on read, as `dd.schema_checks` documents; the
     filters then run on the cast members. `keep_failing_rows=` keeps each member's rows that
-    fail its schema's rules, as `dd.schema_checks` documents (not yet the rows a filter
-    removes). `trends` (`dd.Trends(window=20, k=3.0)`) adds `dy_table__trends` on each member
-    with its own schema checks: its row count, its rules' failing fractions and each
-    filter's removed rows (as a fraction of its rows) against its last evaluations, as
-    `dd.schema_checks` documents. `observe_fractions=True` yields, per member, an observation
-    of its checks' failing fractions, as `dd.schema_checks` documents.
+    fail its schema's rules, as `dd.schema_checks` documents, and in the same table (or
+    folder, as `<partition>@filters.parquet`) the rows its filters remove, with one Boolean
+    per filter named by its check name; `dd.failures_asset(collection, asset=..,
+    member=..)` declares that table in the graph. `trends` (`dd.Trends(window=20, k=3.0)`)
+    adds `dy_table__trends` on each member with its own schema checks: its row count, its
+    rules' failing fractions and each filter's removed rows (as a fraction of its rows)
+    against its last evaluations, as `dd.schema_checks` documents. `observe_fractions=True`
+    yields, per member, an observation of its checks' failing fractions, as
+    `dd.schema_checks` documents.
 
     Example:
         ```python
@@ -150,7 +153,9 @@ def collection_checks(
             frames = {name: table.frame for name, table in tables.items()}
             pushdowns = {name: table.pushdown for name, table in tables.items()}
             keep = {
-                m.name: Keeper(keeping, context, m.key, bound[m.name])
+                m.name: Keeper(
+                    keeping, context, m.key, bound[m.name], run.filters if m.in_filters else ()
+                )
                 for m in resolved
                 if keeping is not None
             }

@@ -103,7 +103,8 @@ def schema_checks(
     table; a string names the schema (database) or directory (files) to keep them in
     instead. At most `max_failing_rows` rows (default 1,000,000) per run;
     the counts stay exact. Each failing check carries the address and a query
-    (`dy_failing_rows`).
+    (`dy_failing_rows`). `dd.failures_asset(schema, asset=asset)` declares the kept rows
+    as an asset downstream of `asset`, with its Columns tab.
 
     `expect_rows` (`dd.ExpectRows(min=, max=)`) and `expect_fresh` (`dd.ExpectFresh(column,
     within=)`) replace the schema's `dd.expect_rows` and `dd.expect_fresh` for this asset:

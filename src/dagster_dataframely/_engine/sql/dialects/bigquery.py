@@ -12,7 +12,7 @@ from ..columns import ColumnFacts
 from ..regex import RE2
 from ..sessions import Value
 from .duckdb import Dialect
-from .forms import count_case
+from .forms import count_case, infinite
 
 
 class BigQueryDialect(Dialect):
@@ -64,3 +64,6 @@ class BigQueryDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # exact under IEEE NaN too: NaN is in no list

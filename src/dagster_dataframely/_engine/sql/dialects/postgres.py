@@ -12,6 +12,7 @@ from ..columns import ColumnFacts
 from ..regex import POSTGRES_ARE
 from ..sessions import Value
 from .duckdb import Dialect
+from .forms import equals_nan, infinite
 
 
 class PostgresDialect(Dialect):
@@ -66,3 +67,9 @@ class PostgresDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
+
+    def is_nan(self, value: exp.Expr) -> exp.Expr:
+        return equals_nan(value)  # NaN equals NaN here; no `isnan`
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # no `isinf`

@@ -92,10 +92,11 @@ def duckdb_facts(rows: pl.DataFrame, binary_collation: str | None) -> dict[str, 
     statement declares, else the connection's `default_collation` (a view's columns: always,
     as their collation is not declared)."""
     facts: dict[str, ColumnFacts] = {}
-    declared: dict[str, str] = {}
-    for name, data_type, create, default in rows.rows():
+    listed = rows.rows()
+    create = next((row[2] for row in listed if row[2]), None)  # the table's, on every row
+    declared = _declared_collations(create) if create else {}
+    for name, data_type, create, default in listed:
         text = data_type == "VARCHAR"
-        declared = declared or (_declared_collations(create) if create else {})
         collation = declared.get(name) or default or (None if create else "undeclared")
         binary = collation is None or collation.lower() == binary_collation
         facts[name] = ColumnFacts(
@@ -231,7 +232,10 @@ def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp
 
 def _declared_collations(create: str) -> dict[str, str]:
     """Each column's collation as a DuckDB `CREATE TABLE` statement declares it
-    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it."""
+    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it.
+    A statement without the word declares none: it is not parsed."""
+    if "collate" not in create.lower():
+        return {}
     try:
         statement = sqlglot.parse_one(create, read="duckdb")
     except sqlglot.errors.ParseError:

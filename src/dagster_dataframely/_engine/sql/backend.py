@@ -198,7 +198,7 @@ class SQLTable(KeyQueries):
     def rows(self) -> exp.Subquery:
         """The table's rows as a subquery of its own, once per use (a CTE DuckDB would
         materialize: the whole table)."""
-        return self.relation.copy().subquery(quoted(TABLE))
+        return self.relation.subquery(quoted(TABLE))  # a copy
 
     def counts(
         self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr], maxima: Sequence[str] = ()
@@ -211,13 +211,15 @@ class SQLTable(KeyQueries):
                 raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
             failing = exp.not_(exp.paren(compiled[rule.name]))
             columns.append(exp.alias_(self.dialect.count_where(failing), f"__dy_r{index}"))
-        return exp.select(*columns, *aggregates(maxima)).from_(self.rows())
+        return exp.select(*columns, *aggregates(maxima)).from_(self.rows(), copy=False)
 
     def sample(self, condition: exp.Expr, shown: Sequence[str], limit: int) -> exp.Select:
         """Up to `limit` rows failing a rule's `condition`, its explaining columns."""
         columns = [exp.column(name, table=TABLE, quoted=True) for name in shown]
-        failing = exp.not_(exp.paren(condition))
-        return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
+        failing = exp.not_(exp.paren(condition), copy=False)
+        # Built in place (`copy=False`) from fresh nodes: a sample is sent per failing rule.
+        query = exp.select(*columns).from_(self.rows(), copy=False).where(failing, copy=False)
+        return query.limit(exp.Literal.number(limit), copy=False)
 
 
 @dataclass(frozen=True)

@@ -30,6 +30,7 @@ class BigQueryDialect(Dialect):
     #: No collation compares bytes: a collated (`und:ci`) column's rules fall back.
     binary_collation = None
     materialized_cte = False  # a CTE is computed again for each reference
+    union_by_name = False  # each sample is a query of its own
     #: BigQuery writes an uncollated column's collation as the text `NULL`.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "null"})
 

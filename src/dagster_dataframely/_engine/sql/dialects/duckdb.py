@@ -48,6 +48,9 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: `UNION ALL BY NAME` matches columns by name, NULL where a branch lacks one: the
+    #: samples of many rules are fetched in one query (`samples`).
+    union_by_name: ClassVar[bool] = True
     #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
     #: grouping is then summed and limited without a window over it (`repeated`).
     materialized_cte: ClassVar[bool] = True

@@ -29,6 +29,7 @@ class PostgresDialect(Dialect):
     regex_needs_binary_collation = True
     #: Deterministic and in byte order (code point order in UTF-8) in every PostgreSQL.
     binary_collation = "C"
+    union_by_name = False  # no `BY NAME`: each sample is a query of its own
     #: Types whose comparisons no collation makes polars': blank-padded, case-folded.
     unlike_types: ClassVar[dict[str, str]] = {
         "bpchar": "padded character(n)",

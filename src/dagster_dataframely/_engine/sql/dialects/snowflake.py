@@ -36,6 +36,7 @@ class SnowflakeDialect(Dialect):
     #: every context): its rules fall back.
     binary_collation = None
     materialized_cte = False  # no MATERIALIZED keyword
+    union_by_name = False  # each sample is a query of its own
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
     grant_role_kind = "ROLE"

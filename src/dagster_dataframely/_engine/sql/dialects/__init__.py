@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .bigquery import BigQueryDialect
 from .duckdb import Dialect
-from .forms import infinite
 from .postgres import PostgresDialect
 from .snowflake import SnowflakeDialect
 
@@ -21,7 +20,6 @@ __all__ = [
     "PostgresDialect",
     "SnowflakeDialect",
     "described",
-    "infinite",
 ]
 
 DIALECTS: dict[str, Dialect] = {

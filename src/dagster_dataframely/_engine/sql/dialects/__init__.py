@@ -13,6 +13,7 @@ from .duckdb import Dialect
 from .forms import infinite
 from .postgres import PostgresDialect
 from .snowflake import SnowflakeDialect
+from .spark import SparkDialect
 
 __all__ = [
     "DIALECTS",
@@ -20,13 +21,20 @@ __all__ = [
     "Dialect",
     "PostgresDialect",
     "SnowflakeDialect",
+    "SparkDialect",
     "described",
     "infinite",
 ]
 
 DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
-    for dialect in (Dialect(), PostgresDialect(), SnowflakeDialect(), BigQueryDialect())
+    for dialect in (
+        Dialect(),
+        PostgresDialect(),
+        SnowflakeDialect(),
+        BigQueryDialect(),
+        SparkDialect(),
+    )
 }
 
 

@@ -50,3 +50,26 @@ def spark() -> Iterator[Any]:
     finally:
         session.stop()
         shutil.rmtree(warehouse, ignore_errors=True)
+
+
+def spark_view(session: Any, name: str, frame: Any, *, collated: tuple[str, ...] = ()) -> str:
+    """`frame` (polars) as the temporary view `name`, each column of the Spark type of its
+    dtype: a naive datetime a `TIMESTAMP_NTZ` (sent as text, so no session zone moves it), a
+    column of `collated` a `STRING COLLATE UTF8_LCASE`. Returns `name`."""
+    import polars as pl
+
+    naive = [c for c, d in frame.schema.items() if isinstance(d, pl.Datetime) and not d.time_zone]
+    sent = frame.with_columns(pl.col(c).dt.strftime("%Y-%m-%d %H:%M:%S%.6f") for c in naive)
+    session.createDataFrame(sent.to_arrow()).createOrReplaceTempView(f"{name}__sent")
+    columns = ", ".join(
+        f"CAST(`{c}` AS TIMESTAMP_NTZ) AS `{c}`"
+        if c in naive
+        else f"`{c}` COLLATE UTF8_LCASE AS `{c}`"
+        if c in collated
+        else f"`{c}`"
+        for c in frame.columns
+    )
+    session.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS SELECT {columns} FROM `{name}__sent`"
+    )
+    return name

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from typing import Any
@@ -40,6 +41,7 @@ def spark() -> Iterator[Any]:
         .config("spark.sql.shuffle.partitions", "2")
         .config("spark.sql.warehouse.dir", warehouse)
         .config("spark.driver.memory", "1g")
+        .config("spark.pyspark.python", sys.executable)
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("OFF")

@@ -1,10 +1,12 @@
-"""The exact SQL the backend sends to BigQuery and Snowflake, held in golden files.
+"""The exact SQL the backend sends to BigQuery, Snowflake, Spark and Databricks, held in
+golden files.
 
-No BigQuery server runs in tests, so its SQL is compile-checked: for a schema with every rule
-kind, a custom rule and a primary key, over a daily partition in a non-UTC zone, the count
-query and the sample queries must equal `tests/golden/<dialect>/*.sql` and parse back with
-sqlglot's dialect. Snowflake's are kept too, beside its fakesnow runs, so a change of its SQL
-shows in review. After a deliberate change of the SQL, regenerate them and read the diff:
+No BigQuery or Databricks server runs in tests, so their SQL is compile-checked: for a schema
+with every rule kind, a custom rule and a primary key, over a daily partition in a non-UTC
+zone, the count query and the sample queries must equal `tests/golden/<dialect>/*.sql` and
+parse back with sqlglot's dialect. Snowflake's and Spark's are kept too, beside their fakesnow
+and local Spark runs, so a change of their SQL shows in review. After a deliberate change of
+the SQL, regenerate them and read the diff:
 
     DD_REGENERATE_GOLDEN=1 .venv/bin/pytest tests/test_sql_golden.py -n 0
 """
@@ -30,7 +32,9 @@ from dagster_dataframely.sources._sql_query import relation
 
 GOLDEN = Path(__file__).parent / "golden"
 REGENERATE = os.environ.get("DD_REGENERATE_GOLDEN") == "1"
-DIALECTS = ("bigquery", "snowflake")
+DIALECTS = ("bigquery", "snowflake", "spark", "databricks")
+#: Dialects without an aggregate's `FILTER (WHERE ...)` clause.
+NO_FILTER = ("bigquery", "snowflake")
 
 
 class Orders(dy.Schema):
@@ -129,11 +133,12 @@ def test_each_golden_file_parses_as_its_dialect(dialect: str) -> None:
     for path in files:
         parsed = sqlglot.parse_one(path.read_text(), read=dialect)
         assert isinstance(parsed, exp.Select), path
-        assert not list(parsed.find_all(exp.Filter)), f"{path}: no FILTER clause in {dialect}"
+        if dialect in NO_FILTER:
+            assert not list(parsed.find_all(exp.Filter)), f"{path}: no FILTER in {dialect}"
 
 
 def test_the_golden_sql_says_what_each_dialect_needs() -> None:
-    bigquery, snowflake = (_queries(dialect)["counts"] for dialect in DIALECTS)
+    bigquery, snowflake = (_queries(dialect)["counts"] for dialect in NO_FILTER)
     # NaN compares false in BigQuery: a float bound says where polars puts it (above all).
     assert "NOT IS_NAN(`amount`) AND `amount` < CAST(10000.0 AS FLOAT64)" in bigquery
     assert "IS_NAN(`discount`) OR `discount` > CAST(0.0 AS FLOAT64)" in bigquery
@@ -150,3 +155,21 @@ def test_the_golden_sql_says_what_each_dialect_needs() -> None:
     assert 'OCTET_LENGTH("currency") <= 3' in snowflake and "REGEXP" not in snowflake
     assert "CAST('2024-03-31 00:00:00' AS TIMESTAMPNTZ)" in snowflake
     assert 'FROM "SHOP"."ORDERS"' in snowflake
+
+
+def test_the_golden_sql_says_what_spark_and_databricks_need() -> None:
+    for dialect in ("spark", "databricks"):
+        counts = _queries(dialect)["counts"]
+        # NaN is above every number there, as in polars: a bound needs no NaN test.
+        assert "`amount` < CAST(10000.0 AS DOUBLE)" in counts and "ISNAN" not in counts
+        assert "OCTET_LENGTH(`currency`) <= 3" in counts
+        # java.util.regex: `$` also matches before a final newline, so the end is `\\z`.
+        regex = {"spark": "`currency` RLIKE ", "databricks": "REGEXP_LIKE(`currency`, "}
+        assert regex[dialect] + "'^[A-Z]{3}\\\\z'" in counts
+        assert "COUNT(*) FILTER(WHERE" in counts
+        # Berlin's wall clock as a TIMESTAMP_NTZ (a bare TIMESTAMP is an instant there).
+        assert (
+            "(ordered_at) >= CAST('2024-03-31 00:00:00' AS TIMESTAMP_NTZ) AND "
+            "(ordered_at) < CAST('2024-04-01 00:00:00' AS TIMESTAMP_NTZ)"
+        ) in counts
+        assert "FROM `shop`.`orders`" in counts

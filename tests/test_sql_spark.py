@@ -1,8 +1,9 @@
 """`SparkTableSource` in real runs on a local Spark: every rule kind counted in Spark
-(`dy_engine: spark`) with Dataframely's own counts, samples, casts, a daily partition of a
-parquet path, a collection's filters, a collated column, the user's session settings put back,
-and each way a check cannot read (a missing table, a resource that is no session, a session
-that cannot start) failing the step with the asset, the source and the fix.
+(`dy_engine: spark`) with Dataframely's own counts, samples, casts, the SQL Databricks is
+sent, a daily partition of a parquet path, a collection's filters, a collated column, the
+user's session settings put back, and each way a check cannot read (a missing table, a
+resource that is no session, a session that cannot start) failing the step with the asset,
+the source and the fix.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
@@ -26,6 +27,7 @@ from test_collection_pushdown import dataframely_counts
 import dagster_dataframely as dd
 from dagster_dataframely._sidecar.collection_checks import filter_rules
 from dagster_dataframely.errors import InvalidSourceError
+from dagster_dataframely.sources._spark_session import SparkConnection
 
 pytestmark = GROUP
 
@@ -120,6 +122,22 @@ def test_every_rule_kind_runs_in_spark_with_dataframelys_counts(
     samples = {n: e.metadata.get("dy_failed_sample") for n, e in evaluations(result).items()}
     assert all(samples[name] is not None for name in failing)
     assert "Pushed down to spark" in "\n".join(logs(instance, result))
+
+
+def test_databricks_sql_runs_on_a_local_spark_with_dataframelys_counts(
+    spark: Any, catalog_table: str
+) -> None:
+    # No Databricks here and no SQL connector installed: the session, seen as a DB-API
+    # connection, runs the SQL `SQLTableSource(dialect="databricks")` sends.
+    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="databricks")
+
+    _, result = _checks_run(Everything, source, {"warehouse": SparkConnection(spark)})
+
+    outcomes = _outcomes(result)
+    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
+    engines = {n for n, (_, engine) in outcomes.items() if engine != "databricks"}
+    assert engines == EVERYTHING_FALLBACKS
 
 
 def test_a_parquet_path_is_checked_by_its_daily_partition(spark: Any, tmp_path: Path) -> None:

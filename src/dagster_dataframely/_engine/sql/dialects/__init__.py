@@ -9,6 +9,7 @@ the others refine; adding a database means adding one class here.
 from __future__ import annotations
 
 from .bigquery import BigQueryDialect
+from .databricks import DatabricksDialect
 from .duckdb import Dialect
 from .forms import infinite
 from .postgres import PostgresDialect
@@ -18,6 +19,7 @@ from .spark import SparkDialect
 __all__ = [
     "DIALECTS",
     "BigQueryDialect",
+    "DatabricksDialect",
     "Dialect",
     "PostgresDialect",
     "SnowflakeDialect",
@@ -34,6 +36,7 @@ DIALECTS: dict[str, Dialect] = {
         SnowflakeDialect(),
         BigQueryDialect(),
         SparkDialect(),
+        DatabricksDialect(),
     )
 }
 

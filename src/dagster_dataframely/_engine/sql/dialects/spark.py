@@ -93,7 +93,7 @@ class SparkDialect(Dialect):
         }
 
     def wall_clock(self) -> exp.DataType:
-        return exp.DataType.build("TIMESTAMP_NTZ", dialect="spark")
+        return exp.DataType.build("TIMESTAMP_NTZ", dialect=self.name)
 
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])  # LENGTH counts characters

@@ -18,9 +18,10 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 import pytest
+from dagster.components.testing import DefsFolderSandbox
 from ledger import MEMBERS, POLARS_FILTERS, Ledger, ledger_frames
 from spark import GROUP, spark_view
-from support import evaluations, failure_text, logs
+from support import evaluations, failure_text, logs, scaffold_checks
 from test_catalogue_kinds import Everything
 from test_collection_pushdown import dataframely_counts
 
@@ -168,6 +169,37 @@ def test_a_parquet_path_is_checked_by_its_daily_partition(spark: Any, tmp_path: 
         n: c for n, c in _dataframely(Everything, day).items() if c
     }
     assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
+
+
+def test_the_component_checks_a_parquet_path_from_yaml(
+    spark: Any, catalog_table: str, tmp_path: Path, sandbox: DefsFolderSandbox
+) -> None:
+    path = str(tmp_path / "payments")
+    spark.table(catalog_table).write.parquet(path)
+    source = {"kind": "spark", "path": path, "format": "parquet"}
+    entry = {"asset": "payments", "schema": "test_catalogue_kinds:Everything", "source": source}
+    defs_path = scaffold_checks(sandbox, {"checks": [entry], "assets_outside_defs": True})
+    with sandbox.load_component_and_build_defs(defs_path=defs_path) as (_, defs):
+        merged = dg.Definitions.merge(
+            dg.Definitions(assets=[dg.AssetSpec("payments")], resources={"spark": spark}), defs
+        )
+        result = merged.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+        )
+
+    outcomes = _outcomes(result)
+    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
+    assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
+
+
+def test_a_yaml_spark_source_takes_only_its_fields() -> None:
+    source = dd.sources.source_from_config("spark", {"path": "/lake/orders", "format": "delta"})
+
+    assert source == dd.sources.SparkTableSource(path="/lake/orders", format="delta")
+    assert source.describe() == "Spark delta path '/lake/orders' via resource 'spark'"
+    with pytest.raises(InvalidSourceError, match="does not take dialect"):
+        dd.sources.source_from_config("spark", {"table": "orders", "dialect": "spark"})
 
 
 def test_a_utf8_lcase_column_is_counted_by_its_bytes(spark: Any) -> None:

@@ -1,9 +1,9 @@
 """A `SparkSession` as a DB-API connection, so the SQL sources' machinery (session settings,
 catalog facts, pushdown, errors) runs the checks' SQL through Spark unchanged.
 
-Spark runs a query when its rows are asked for; they come back as Arrow (`toArrow()`), so an
-instant stays an instant in the session's zone and a decimal keeps its scale (Python rows
-would turn a `TIMESTAMP` into the local clock of the driver). A failure carries Spark's
+Spark runs a query when its rows are asked for; they come back as Arrow (`toArrow()`, the
+whole result at once), so an instant stays an instant and a decimal keeps its scale (Python
+rows would turn a `TIMESTAMP` into the local clock of the driver). A failure carries Spark's
 SQLSTATE (`42P01` for a missing table) as `sqlstate`, as the other drivers' errors do.
 """
 
@@ -51,7 +51,8 @@ class SparkConnection:
 
 
 class SparkCursor:
-    """One query's result: `description` from its schema, rows fetched as Arrow."""
+    """One query's result: `description` from its schema, rows fetched as Arrow
+    (`fetch_frame`, which the SQL sources prefer to `fetchall`)."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
@@ -82,11 +83,6 @@ class SparkCursor:
         rest = rows.slice(self._offset)
         self._offset = rows.height
         return rest
-
-    def fetchmany(self, size: int) -> list[tuple[Any, ...]]:
-        rows = self._fetched().slice(self._offset, size)
-        self._offset += rows.height
-        return rows.rows()
 
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.fetch_frame().rows()

@@ -396,3 +396,36 @@ def test_a_session_that_cannot_start_without_java_names_the_fix(tmp_path: Path) 
     assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
     assert "Could not connect to the database of asset rows" in done.stdout
     assert "needs a Java runtime (JAVA_HOME, or java on PATH)" in done.stdout
+
+
+_STOPPED = """
+import dagster as dg, dataframely as dy
+import dagster_dataframely as dd
+from pyspark.sql import SparkSession
+
+class Rows(dy.Schema):
+    id = dy.Int64()
+
+session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+session = session.getOrCreate()
+session.sparkContext.setLogLevel("OFF")
+session.stop()
+checks = dd.schema_checks(Rows, asset="rows", source=dd.sources.SparkTableSource(table="rows"))
+result = dg.materialize(
+    [dg.AssetSpec("rows"), checks], resources={"spark": session},
+    selection=dg.AssetSelection.all_asset_checks(), raise_on_error=False,
+)
+(failure,) = result.get_step_failure_events()
+print(failure.step_failure_data.error.to_string())
+"""
+
+
+def test_a_stopped_session_fails_the_check_as_a_connection_that_cannot_open() -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", _STOPPED], capture_output=True, text=True, timeout=300
+    )
+
+    assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
+    assert "Could not connect to the database of asset rows" in done.stdout
+    assert "Spark table 'rows' via resource 'spark'" in done.stdout
+    assert "a stopped session runs no query" in done.stdout

@@ -33,9 +33,9 @@ class SparkTableSource(SQLTableSource):
     format: Literal["parquet", "delta"] = "parquet"
 
     connection_fix: ClassVar[str] = (
-        "Check that resource '{resource_key}' gives a SparkSession that can start: a local "
-        "session needs a Java runtime (JAVA_HOME, or java on PATH); a cluster's must be "
-        "reachable."
+        "Check that resource '{resource_key}' gives a SparkSession that runs or can start: a "
+        "local session needs a Java runtime (JAVA_HOME, or java on PATH), a cluster's must be "
+        "reachable, and a stopped session runs no query (give one that is not stopped)."
     )
 
     def __post_init__(self) -> None:

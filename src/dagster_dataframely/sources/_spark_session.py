@@ -36,8 +36,12 @@ def session_of(resource: Any) -> Any:
 
 @contextmanager
 def spark_connection(resource: Any) -> Iterator[SparkConnection]:
-    """`resource`'s session as a connection; the session is the user's, never stopped."""
-    yield SparkConnection(session_of(resource))
+    """`resource`'s session as a connection, once it answers a query (analysed, not run: a
+    stopped session fails here, as a connection that cannot open); the session is the
+    user's, never stopped."""
+    session = session_of(resource)
+    session.sql("SELECT 1")
+    yield SparkConnection(session)
 
 
 class SparkConnection:
@@ -98,13 +102,25 @@ class SparkCursor:
         return self._rows
 
 
+#: SQLSTATE "connection does not exist": the session's JVM went away during the check.
+_GONE = "08003"
+
+
 def _tagged(call: Callable[[], _T]) -> _T:
-    """`call()`, its Spark error given the `sqlstate` attribute the sources read."""
+    """`call()`, its Spark error given the `sqlstate` attribute the sources read: Spark's
+    own, or `08003` where the JVM is gone, so the check fails as a lost connection."""
     try:
         return call()
     except Exception as error:
-        state = getattr(error, "getSqlState", None)
-        if callable(state) and getattr(error, "sqlstate", None) is None:
+        if getattr(error, "sqlstate", None) is None:
             with suppress(Exception):  # a PySpark error without a condition has no state
-                error.sqlstate = state()  # type: ignore[attr-defined]
+                error.sqlstate = _state(error)  # type: ignore[attr-defined]
         raise
+
+
+def _state(error: Exception) -> str | None:
+    state = getattr(error, "getSqlState", None)
+    found = state() if callable(state) else None
+    if found:
+        return str(found)
+    return _GONE if type(error).__name__ == "Py4JNetworkError" else None

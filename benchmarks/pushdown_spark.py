@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 
 from _measure import child_figures, closing, dispatch, interleaved, measured, opening, server_cpu
+from _sql_source import evaluated
 from pushdown import schema
 
 METHODS = ("pushdown", "scan", "handwritten")
@@ -82,21 +83,11 @@ def generate(path: Path, rows: int) -> None:
 def measure(method: str, path: str) -> dict[str, float]:
     import dagster as dg
 
-    from dagster_dataframely._checks.results import evaluate_schema
-    from dagster_dataframely._engine.backends import backend_for
-    from dagster_dataframely._engine.catalogue import rules
-    from dagster_dataframely._engine.settings import CheckSettings
-    from dagster_dataframely._engine.sql.backend import SQLTable
-    from dagster_dataframely._engine.sql.catalog import read_facts
-    from dagster_dataframely._engine.sql.dialects import DIALECTS
     from dagster_dataframely.sources import SparkTableSource
     from dagster_dataframely.sources._spark_session import SparkConnection
     from dagster_dataframely.sources._sql import _Database
-    from dagster_dataframely.sources._sql_query import relation
 
     checked = schema()
-    catalogue = rules(checked)
-    settings = CheckSettings.resolve()
     started = time.perf_counter()
     session = _session()
     session.sql("SELECT 1").collect()
@@ -112,19 +103,7 @@ def measure(method: str, path: str) -> dict[str, float]:
             connection = SparkConnection(session)
             database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
             with database.pinned():
-                rows = relation(database.dtypes, source.table or "", "spark", None, None)
-                facts = read_facts(rows, DIALECTS["spark"], database.run)
-                table = SQLTable.of(rows, dialect="spark", run=database.run, facts=facts)
-                evaluation = evaluate_schema(
-                    checked,
-                    database.scan(rows),
-                    catalogue,
-                    settings,
-                    backend=backend_for(table if method == "pushdown" else None),
-                )
-            failed = sum(evaluation.failed.values())
-            if method == "pushdown":
-                assert set(evaluation.engines.values()) == {"spark"}, evaluation.engines
+                failed = evaluated(database, source.table or "", "spark", checked, method)
     spent = server_cpu(jvm) - jvm_before
     session.stop()
     return {

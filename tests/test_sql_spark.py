@@ -365,7 +365,9 @@ def test_a_table_and_a_path_together_are_refused() -> None:
         dd.sources.SparkTableSource(table="payments", path="/lake/payments")
 
 
-_NO_JAVA = """
+#: A check of table `rows` whose resource is the session SESSION defines, run in a process
+#: of its own: it prints the failed step's error chain.
+_CHECK = """
 import dagster as dg, dataframely as dy
 import dagster_dataframely as dd
 from pyspark.sql import SparkSession
@@ -373,9 +375,7 @@ from pyspark.sql import SparkSession
 class Rows(dy.Schema):
     id = dy.Int64()
 
-def session():
-    return SparkSession.builder.master("local[1]").getOrCreate()
-
+SESSION
 checks = dd.schema_checks(Rows, asset="rows", source=dd.sources.SparkTableSource(table="rows"))
 result = dg.materialize(
     [dg.AssetSpec("rows"), checks], resources={"spark": session},
@@ -384,48 +384,44 @@ result = dg.materialize(
 (failure,) = result.get_step_failure_events()
 print(failure.step_failure_data.error.to_string())
 """
-
-
-def test_a_session_that_cannot_start_without_java_names_the_fix(tmp_path: Path) -> None:
-    env = {**os.environ, "JAVA_HOME": str(tmp_path / "no-java"), "PATH": "/nonexistent"}
-    env.pop("SPARK_HOME", None)
-    done = subprocess.run(
-        [sys.executable, "-c", _NO_JAVA], env=env, capture_output=True, text=True, timeout=300
-    )
-
-    assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
-    assert "Could not connect to the database of asset rows" in done.stdout
-    assert "needs a Java runtime (JAVA_HOME, or java on PATH)" in done.stdout
-
-
+#: A function that starts a session when the check calls it.
+_STARTED = """
+def session():
+    return SparkSession.builder.master("local[1]").getOrCreate()
+"""
+#: A session stopped before the check.
 _STOPPED = """
-import dagster as dg, dataframely as dy
-import dagster_dataframely as dd
-from pyspark.sql import SparkSession
-
-class Rows(dy.Schema):
-    id = dy.Int64()
-
 session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
 session = session.getOrCreate()
 session.sparkContext.setLogLevel("OFF")
 session.stop()
-checks = dd.schema_checks(Rows, asset="rows", source=dd.sources.SparkTableSource(table="rows"))
-result = dg.materialize(
-    [dg.AssetSpec("rows"), checks], resources={"spark": session},
-    selection=dg.AssetSelection.all_asset_checks(), raise_on_error=False,
-)
-(failure,) = result.get_step_failure_events()
-print(failure.step_failure_data.error.to_string())
 """
 
 
-def test_a_stopped_session_fails_the_check_as_a_connection_that_cannot_open() -> None:
+def _step_failure(script: str, **env: str) -> str:
+    """The failed check step's error chain of `_CHECK` with the session `script` defines,
+    run in a process of its own (its own JVM, or none) with `env` over this environment."""
     done = subprocess.run(
-        [sys.executable, "-c", _STOPPED], capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", _CHECK.replace("SESSION", script)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
-
     assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
-    assert "Could not connect to the database of asset rows" in done.stdout
-    assert "Spark table 'rows' via resource 'spark'" in done.stdout
-    assert "a stopped session runs no query" in done.stdout
+    return done.stdout
+
+
+def test_a_session_that_cannot_start_without_java_names_the_fix(tmp_path: Path) -> None:
+    failure = _step_failure(_STARTED, JAVA_HOME=str(tmp_path / "no-java"), PATH="/nonexistent")
+
+    assert "Could not connect to the database of asset rows" in failure
+    assert "needs a Java runtime (JAVA_HOME, or java on PATH)" in failure
+
+
+def test_a_stopped_session_fails_the_check_as_a_connection_that_cannot_open() -> None:
+    failure = _step_failure(_STOPPED)
+
+    assert "Could not connect to the database of asset rows" in failure
+    assert "Spark table 'rows' via resource 'spark'" in failure
+    assert "a stopped session runs no query" in failure

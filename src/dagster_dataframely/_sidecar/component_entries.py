@@ -86,6 +86,7 @@ class SourceConfig(dg.Resolvable):
     pushdown: bool | None = None
     dialect: str | None = None
     path: str | None = None
+    format: str | None = None
     storage_options: dict[str, str] | None = None
     function: str | None = None
     resource_keys: Sequence[str] = ()

@@ -26,7 +26,7 @@ class Catalog(Protocol):
     @property
     def name(self) -> str: ...
 
-    def catalog_query(self, table: exp.Table) -> exp.Select: ...
+    def catalog_query(self, table: exp.Table) -> exp.Expr: ...
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]: ...
 
@@ -200,6 +200,19 @@ def information_schema_facts(
     for name, data_type, collation in rows.rows():
         binary = collation is None or collation.lower() in binary_collations
         facts[name] = ColumnFacts(name, data_type, None if binary else collation)
+    return facts
+
+
+def spark_facts(rows: pl.DataFrame, binary_collations: Collection[str]) -> dict[str, ColumnFacts]:
+    """The facts of Spark's `DESCRIBE` rows (`col_name`, `data_type`, `comment`): a string
+    type names its collation (`string collate UTF8_LCASE`); none, or one of
+    `binary_collations`, compares bytes."""
+    facts: dict[str, ColumnFacts] = {}
+    for name, data_type, *_ in rows.rows():
+        kind, _, collation = data_type.partition(" collate ")
+        text = kind.lower() == "string"
+        binary = not collation or collation in binary_collations
+        facts[name] = ColumnFacts(name, data_type, None if binary else collation, collatable=text)
     return facts
 
 

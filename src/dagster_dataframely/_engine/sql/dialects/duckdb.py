@@ -67,7 +67,7 @@ class Dialect:
         """The standard `information_schema` `view` that describes `table`."""
         return exp.table_(view, db="information_schema", alias=alias)
 
-    def catalog_query(self, table: exp.Table) -> exp.Select:
+    def catalog_query(self, table: exp.Table) -> exp.Expr:
         """One query for the facts of `table`'s columns (see `catalog`)."""
         return catalog.duckdb_catalog(table)
 

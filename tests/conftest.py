@@ -35,6 +35,7 @@ _SNOWFLAKE_RUNS = [
     "test_table_checks_snowflake.py",
     "test_infer_snowflake.py",
     "test_failing_rows_collections_snowflake.py",
+    "test_sql_snowflake_float_forms.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 

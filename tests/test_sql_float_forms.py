@@ -2,8 +2,9 @@
 by the database itself on NaN, ±inf, ±0.0, the largest finite values and NULL.
 
 DuckDB writes them `isnan(x)` and `isinf(x)` (its own functions, the cheapest per row);
-PostgreSQL and Snowflake compare with `CAST('NaN' AS DOUBLE)` (NaN equals itself there) and
-list `±inf`; BigQuery's `IS_NAN` and list are held in its golden files (test_sql_golden.py),
+PostgreSQL, Snowflake and Spark compare with `CAST('NaN' AS DOUBLE)` (NaN equals itself
+there) and list `±inf` (Snowflake's in test_sql_snowflake_float_forms.py, beside the other
+fakesnow runs); BigQuery's `IS_NAN` and list are held in its golden files (test_sql_golden.py),
 as no BigQuery server runs in tests. The `nan`, `inf` and bound rules built on them are
 counted against Dataframely in test_pushdown_parity.py and test_sql_source_parity.py.
 """
@@ -13,12 +14,12 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import duckdb
-import fakesnow
 import polars as pl
-import snowflake.connector
 from postgres import PostgresServer
+from spark import GROUP
 from sqlglot import exp
 from test_sql_golden import GOLDEN
 
@@ -99,18 +100,6 @@ def test_postgres_nan_equality_and_infinity_list_are_polars_verdicts(
     assert _verdicts(single) == _expected(VALUES32, pl.Float32())
 
 
-def test_snowflake_nan_equality_and_infinity_list_are_polars_verdicts() -> None:
-    with fakesnow.patch(), snowflake.connector.connect(database="floats") as connection:
-        cursor = connection.cursor()
-        cursor.execute("CREATE SCHEMA IF NOT EXISTS floats.checked")
-        cursor.execute("USE SCHEMA floats.checked")
-        cursor.execute('CREATE TABLE floats ("i" INT, "d" FLOAT)')
-        _insert(cursor.execute, "floats", 1, "FLOAT")
-        rows = cursor.execute(_query("snowflake", "floats", "d")).fetchall()  # type: ignore[union-attr]
-
-    assert _verdicts(rows) == _expected(VALUES, pl.Float64())
-
-
 def test_bigquery_keeps_is_nan_and_the_infinity_list_in_its_golden_sql() -> None:
     """BigQuery's NaN compares false with everything (IEEE), so NaN is tested with `IS_NAN`
     and is in no list: both as sent, in the golden count query."""
@@ -123,3 +112,21 @@ def test_bigquery_keeps_is_nan_and_the_infinity_list_in_its_golden_sql() -> None
     )
     assert "NOT (NOT IS_NAN(`amount`))" in counts
     assert "NOT `amount` IN (CAST('inf' AS FLOAT64), CAST('-inf' AS FLOAT64))" in counts
+
+
+@GROUP
+def test_spark_nan_equality_and_infinity_list_are_polars_verdicts(spark: Any) -> None:
+    """Spark has no `isinf`, and its `isnan(NULL)` is false where polars says null: it keeps
+    NaN equality (NaN equals itself in Spark) and the `±inf` list, on `DOUBLE` and `FLOAT`."""
+    rows = ", ".join(
+        f"({i}, {_cast(double, 'DOUBLE')}, {_cast(single, 'FLOAT')})"
+        for i, (double, single) in enumerate(zip(VALUES, VALUES32, strict=True))
+    )
+    spark.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW floats AS SELECT * FROM VALUES {rows} AS t(i, d, f)"
+    )
+    double = [tuple(row) for row in spark.sql(_query("spark", "floats", "d")).collect()]
+    single = [tuple(row) for row in spark.sql(_query("spark", "floats", "f")).collect()]
+
+    assert _verdicts(double) == _expected(VALUES, pl.Float64())
+    assert _verdicts(single) == _expected(VALUES32, pl.Float32())

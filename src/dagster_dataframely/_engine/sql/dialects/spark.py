@@ -13,6 +13,7 @@ from ..columns import ColumnFacts
 from ..regex import JAVA
 from ..sessions import Current, Value, text
 from .duckdb import Dialect
+from .forms import equals_nan, infinite
 
 
 class SparkDialect(Dialect):
@@ -29,6 +30,7 @@ class SparkDialect(Dialect):
     regex_engine = JAVA  # `RLIKE`
     binary_collation = "UTF8_BINARY"
     materialized_cte = False  # no MATERIALIZED keyword
+    union_by_name = False  # no `UNION ALL BY NAME` in its SQL: each sample is a query
     #: The collation a text column without one has, which compares bytes.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"UTF8_BINARY"})
 
@@ -40,6 +42,12 @@ class SparkDialect(Dialect):
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.spark_facts(rows, self.binary_collations)
+
+    def is_nan(self, value: exp.Expr) -> exp.Expr:
+        return equals_nan(value)  # NaN equals NaN here; `isnan(NULL)` is false, not NULL
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # no `isinf`
 
     #: `spark.sql.ansi.enabled`: integer overflow and invalid casts raise (with it off they
     #: wrap or give null, which a count would not show); `spark.sql.session.timeZone`: the

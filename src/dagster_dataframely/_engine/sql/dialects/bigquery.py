@@ -12,7 +12,7 @@ from ..columns import ColumnFacts
 from ..regex import RE2
 from ..sessions import Value
 from .duckdb import Dialect
-from .forms import count_case, infinite
+from .forms import count_case
 
 
 class BigQueryDialect(Dialect):
@@ -57,7 +57,11 @@ class BigQueryDialect(Dialect):
     def byte_length(self, value: exp.Expr) -> exp.Expr | None:
         return exp.Anonymous(this="BYTE_LENGTH", expressions=[value])
 
+    #: No `isinf`: the `±inf` list, exact under IEEE NaN too (NaN is in no list).
+    float_tests = False
+
     def is_nan(self, value: exp.Expr) -> exp.Expr:
+        """`IS_NAN`: NaN equals nothing here, itself included."""
         return exp.Anonymous(this="IS_NAN", expressions=[value])
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
@@ -65,6 +69,3 @@ class BigQueryDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
-
-    def is_infinite(self, value: exp.Expr) -> exp.Expr:
-        return infinite(value)  # exact under IEEE NaN too: NaN is in no list

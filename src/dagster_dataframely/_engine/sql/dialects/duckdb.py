@@ -12,6 +12,7 @@ from .. import catalog, sessions
 from ..columns import ColumnFacts
 from ..regex import RE2, RegexEngine
 from ..sessions import Current, Value
+from .forms import equals_nan, infinite
 
 
 class Dialect:
@@ -48,6 +49,10 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: `isnan(x)` and `isinf(x)` are NULL for NULL, as polars' `is_nan`/`is_infinite`, and
+    #: cost less per row than comparing with cast `'NaN'` and listing cast `±inf`, which a
+    #: dialect without them (or whose `isnan(NULL)` is false) writes instead.
+    float_tests: ClassVar[bool] = True
     #: `UNION ALL BY NAME` matches columns by name, NULL where a branch lacks one: the
     #: samples of many rules are fetched in one query (`samples`).
     union_by_name: ClassVar[bool] = True
@@ -146,14 +151,12 @@ class Dialect:
         return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
 
     def is_nan(self, value: exp.Expr) -> exp.Expr:
-        """`value` is NaN (NULL for NULL), as polars' `is_nan`. DuckDB's `isnan` costs less
-        per row than a comparison with a cast `'NaN'`."""
-        return exp.IsNan(this=value)
+        """`value` is NaN (NULL for NULL), as polars' `is_nan`."""
+        return exp.IsNan(this=value) if self.float_tests else equals_nan(value)
 
     def is_infinite(self, value: exp.Expr) -> exp.Expr:
-        """`value` is +inf or -inf (not NaN; NULL for NULL), as polars' `is_infinite`:
-        DuckDB's `isinf`, cheaper than an `IN` list of cast literals."""
-        return exp.IsInf(this=value)
+        """`value` is +inf or -inf (not NaN; NULL for NULL), as polars' `is_infinite`."""
+        return exp.IsInf(this=value) if self.float_tests else infinite(value)
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         """An aggregate: the list of the `n` smallest `value`s (bounded state, so a sample

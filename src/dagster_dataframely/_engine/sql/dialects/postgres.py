@@ -12,7 +12,6 @@ from ..columns import ColumnFacts
 from ..regex import POSTGRES_ARE
 from ..sessions import Value
 from .duckdb import Dialect
-from .forms import equals_nan, infinite
 
 
 class PostgresDialect(Dialect):
@@ -23,6 +22,7 @@ class PostgresDialect(Dialect):
     #: `value out of range: overflow` (and `underflow`) for float8.
     float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP"}
+    float_tests = False  # no `isnan`/`isinf`: NaN equality and the `±inf` list
     regex_engine = POSTGRES_ARE  # `~`
     #: `~` refuses a column of a nondeterministic collation; under "C" it matches code
     #: points, which is all the patterns it is given need.
@@ -68,9 +68,3 @@ class PostgresDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
-
-    def is_nan(self, value: exp.Expr) -> exp.Expr:
-        return equals_nan(value)  # NaN equals NaN here; no `isnan`
-
-    def is_infinite(self, value: exp.Expr) -> exp.Expr:
-        return infinite(value)  # no `isinf`

@@ -13,7 +13,7 @@ from ..columns import ColumnFacts
 from ..regex import SNOWFLAKE_ERE
 from ..sessions import Current, Value
 from .duckdb import Dialect
-from .forms import count_case, equals_nan, infinite
+from .forms import count_case
 
 
 class SnowflakeDialect(Dialect):
@@ -31,6 +31,7 @@ class SnowflakeDialect(Dialect):
     #: Not known to return ±inf on overflow (fakesnow runs DuckDB): assumed to raise.
     float_overflow_raises = True
     timestamp_types: ClassVar[dict[str, str]] = {}
+    float_tests = False  # no `isnan`/`isinf`: NaN equality and the `±inf` list
     regex_engine = SNOWFLAKE_ERE  # `REGEXP_LIKE`
     #: A collated column cannot be compared by bytes (`COLLATE 'utf8'` is not binary in
     #: every context): its rules fall back.
@@ -118,9 +119,3 @@ class SnowflakeDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
-
-    def is_nan(self, value: exp.Expr) -> exp.Expr:
-        return equals_nan(value)  # NaN equals NaN here; no `isnan`
-
-    def is_infinite(self, value: exp.Expr) -> exp.Expr:
-        return infinite(value)  # no `isinf`

@@ -13,7 +13,6 @@ from ..columns import ColumnFacts
 from ..regex import JAVA
 from ..sessions import Current, Value, text
 from .duckdb import Dialect
-from .forms import equals_nan, infinite
 
 
 class SparkDialect(Dialect):
@@ -27,6 +26,7 @@ class SparkDialect(Dialect):
     float_to_decimal = False
     #: `TIMESTAMP_NTZ` (microseconds) is the wall clock; `TIMESTAMP` is an instant.
     timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP_NTZ"}
+    float_tests = False  # no `isinf`, and `isnan(NULL)` is false: NaN equality and the list
     regex_engine = JAVA  # `RLIKE`
     binary_collation = "UTF8_BINARY"
     materialized_cte = False  # no MATERIALIZED keyword
@@ -42,12 +42,6 @@ class SparkDialect(Dialect):
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.spark_facts(rows, self.binary_collations)
-
-    def is_nan(self, value: exp.Expr) -> exp.Expr:
-        return equals_nan(value)  # NaN equals NaN here; `isnan(NULL)` is false, not NULL
-
-    def is_infinite(self, value: exp.Expr) -> exp.Expr:
-        return infinite(value)  # no `isinf`
 
     #: `spark.sql.ansi.enabled`: integer overflow and invalid casts raise (with it off they
     #: wrap or give null, which a count would not show); `spark.sql.session.timeZone`: the

@@ -34,6 +34,7 @@ and written after, so the outcome is decided before anything is written
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -45,23 +46,25 @@ import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
-from .._checks.results import column_schema_results, evaluate_schema, results
+from .._checks.results import column_schema_results, results
 from .._checks.specs import Check, plan
-from .._engine.catalogue import rules
+from .._engine.catalogue import Rule, rules
 from .._engine.display import table
-from .._engine.evaluate import Evaluation, as_lazy
+from .._engine.evaluate import Evaluation, as_lazy, evaluate
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
+from .._engine.statistics import aggregations, described
 from .._engine.statistics import statistics as column_statistics
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from .split import Split, by_rules, split_eagerly, split_lazily
+from .split import Split, by_rules, kept, split_eagerly, split_lazily
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
 
 _LISTED_RULES = 50
+_KEPT = "__dy_kept"  # the flag of the rows a written table keeps, in the counting pass
 _WARN = dg.AssetCheckSeverity.WARN
 
 
@@ -144,7 +147,7 @@ def gated_results(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    described = _Description(
+    description = _Description(
         table_schema(dy_schema),
         resolve("statistics", statistics),
         resolve("row_sample", row_sample),
@@ -162,7 +165,21 @@ def gated_results(
             columns
         )
     )
-    evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings)
+    # The statistics of the rows the table keeps are aggregated in the counting pass.
+    row_schema = rows.collect_schema()
+    evaluation = evaluate(
+        rows.lazy(),
+        catalogue,
+        max_failure_samples=settings.max_failure_samples,
+        identify=dy_schema.primary_key(),
+        aggregates=aggregations(row_schema, where=pl.col(_KEPT))
+        if description.statistics
+        else None,
+        columns={_KEPT: kept(catalogue)},
+    )
+    described = dataclasses.replace(
+        description, counted=_counted_statistics(row_schema, catalogue, evaluation)
+    )
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
@@ -309,13 +326,15 @@ class _Description:
     row_sample: int
     #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
     takes_lazy: bool = False
+    #: the statistics of the written rows, found by the counting pass (None: not found there)
+    counted: pl.DataFrame | None = None
 
     def materialization(
         self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
         """The table's materialization, handing the written rows to its IO manager (a plan
-        only to one that takes plans); the row sample is a head of the written rows and the
-        statistics one aggregation over them, streamed for a plan."""
+        only to one that takes plans); the row sample is a head of the written rows, and the
+        statistics those the counting pass found, else one aggregation over the rows."""
         written = split.written
         metadata: dict[str, Any] = {
             "dagster/row_count": split.written_rows,
@@ -328,7 +347,8 @@ class _Description:
             sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
             metadata["dy_row_sample"] = table(sample, null="null")
         if self.statistics:
-            metadata["dy_statistics"] = table(column_statistics(written))
+            found = self.counted if self.counted is not None else column_statistics(written)
+            metadata["dy_statistics"] = table(found)
         metadata.update(extra or {})
         value = (
             written
@@ -336,6 +356,20 @@ class _Description:
             else written.collect(engine="streaming")
         )
         return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
+
+
+def _counted_statistics(
+    schema: pl.Schema, catalogue: Sequence[Rule], evaluation: Evaluation
+) -> pl.DataFrame | None:
+    """The statistics the counting pass aggregated over the rows passing every row-wise
+    `"error"` rule (`kept`): those the table is written with, unless a `unique` or primary-key
+    `"error"` rule failed, whose rows the table leaves out too (None then)."""
+    if evaluation.aggregated is None or any(
+        rule.distinct_over is not None and rule.severity == "error" and evaluation.fails(rule.name)
+        for rule in catalogue
+    ):
+        return None
+    return described(schema, evaluation.aggregated)
 
 
 # ------------------------------------- messages ------------------------------------- #

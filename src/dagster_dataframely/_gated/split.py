@@ -87,6 +87,14 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
     return Split(written, invalid, written_rows, invalid_rows, held)
 
 
+def kept(catalogue: Sequence[Rule]) -> pl.Expr:
+    """Over the evaluator's flag columns (`rule_columns` of the row-wise rules): whether a row
+    passes every row-wise `"error"` rule, as the rows a written table keeps do. A `unique` or
+    primary-key rule has no flag there, so the rows failing one are not told apart."""
+    row_wise = [r for r in catalogue if r.distinct_over is None]
+    return _all([r.check_name for r in row_wise if r.severity == "error"])
+
+
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:
     """Which rules the invalid rows broke together: one row per combination with its row
     count, biggest first, ties in the order of the rule names."""

@@ -36,7 +36,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeAlias
 
@@ -58,7 +58,7 @@ from .._engine.statistics import statistics as column_statistics
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from .split import Split, by_rules, kept, split_eagerly, split_lazily
+from .split import Split, by_rules, kept_by_flags, kept_by_rules, split_eagerly, split_lazily
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -166,23 +166,21 @@ def gated_results(
         )
     )
     # The statistics of the rows the table keeps are aggregated in the counting pass.
-    row_schema = rows.collect_schema()
+    summary = aggregations(rows.collect_schema(), where=pl.col(_KEPT))
     evaluation = evaluate(
         rows.lazy(),
         catalogue,
         max_failure_samples=settings.max_failure_samples,
         identify=dy_schema.primary_key(),
-        aggregates=aggregations(row_schema, where=pl.col(_KEPT))
-        if description.statistics
-        else None,
-        columns={_KEPT: kept(catalogue)},
-    )
-    described = dataclasses.replace(
-        description, counted=_counted_statistics(row_schema, catalogue, evaluation)
+        aggregates=summary if description.statistics else None,
+        columns={_KEPT: kept_by_flags(catalogue)},
     )
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
+    described = dataclasses.replace(
+        description, described=_written_statistics(rows, catalogue, failing, evaluation)
+    )
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
     def told(fate: _Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
@@ -326,15 +324,14 @@ class _Description:
     row_sample: int
     #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
     takes_lazy: bool = False
-    #: the statistics of the written rows, found by the counting pass (None: not found there)
-    counted: pl.DataFrame | None = None
+    #: the statistics of the written rows (`_written_statistics`)
+    described: Callable[[], pl.DataFrame] | None = None
 
     def materialization(
         self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
         """The table's materialization, handing the written rows to its IO manager (a plan
-        only to one that takes plans); the row sample is a head of the written rows, and the
-        statistics those the counting pass found, else one aggregation over the rows."""
+        only to one that takes plans); the row sample is a head of the written rows."""
         written = split.written
         metadata: dict[str, Any] = {
             "dagster/row_count": split.written_rows,
@@ -346,9 +343,8 @@ class _Description:
             head = written.head(self.row_sample)
             sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
             metadata["dy_row_sample"] = table(sample, null="null")
-        if self.statistics:
-            found = self.counted if self.counted is not None else column_statistics(written)
-            metadata["dy_statistics"] = table(found)
+        if self.statistics and self.described is not None:
+            metadata["dy_statistics"] = table(self.described())
         metadata.update(extra or {})
         value = (
             written
@@ -358,18 +354,23 @@ class _Description:
         return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
 
 
-def _counted_statistics(
-    schema: pl.Schema, catalogue: Sequence[Rule], evaluation: Evaluation
-) -> pl.DataFrame | None:
-    """The statistics the counting pass aggregated over the rows passing every row-wise
-    `"error"` rule (`kept`): those the table is written with, unless a `unique` or primary-key
-    `"error"` rule failed, whose rows the table leaves out too (None then)."""
-    if evaluation.aggregated is None or any(
-        rule.distinct_over is not None and rule.severity == "error" and evaluation.fails(rule.name)
-        for rule in catalogue
+def _written_statistics(
+    rows: pl.DataFrame | pl.LazyFrame,
+    catalogue: Sequence[Rule],
+    failing: Sequence[Rule],
+    evaluation: Evaluation,
+) -> Callable[[], pl.DataFrame]:
+    """The statistics of the rows the table is written with: those the counting pass found
+    over `rows` masked to the rows passing every row-wise `"error"` rule (`kept_by_flags`),
+    unless a `unique` or primary-key `"error"` rule failed, whose rows that pass does not
+    tell apart; then a pass of their own over `rows`, masked by the failing rules' own
+    expressions (`kept_by_rules`). Both read every row, the held-back ones masked."""
+    if evaluation.aggregated is not None and not any(
+        rule.distinct_over is not None and rule.severity == "error" for rule in failing
     ):
-        return None
-    return described(schema, evaluation.aggregated)
+        counted = described(rows.collect_schema(), evaluation.aggregated)
+        return lambda: counted
+    return lambda: column_statistics(rows, where=kept_by_rules(failing))
 
 
 # ------------------------------------- messages ------------------------------------- #

@@ -87,12 +87,18 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
     return Split(written, invalid, written_rows, invalid_rows, held)
 
 
-def kept(catalogue: Sequence[Rule]) -> pl.Expr:
+def kept_by_flags(catalogue: Sequence[Rule]) -> pl.Expr:
     """Over the evaluator's flag columns (`rule_columns` of the row-wise rules): whether a row
     passes every row-wise `"error"` rule, as the rows a written table keeps do. A `unique` or
     primary-key rule has no flag there, so the rows failing one are not told apart."""
     row_wise = [r for r in catalogue if r.distinct_over is None]
     return _all([r.check_name for r in row_wise if r.severity == "error"])
+
+
+def kept_by_rules(failing: Sequence[Rule]) -> pl.Expr:
+    """Over the rows themselves: whether a row passes every failing `"error"` rule (the
+    rules' own expressions, a key's included), as the rows a written table keeps do."""
+    return _passes(failing)[0]
 
 
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:

@@ -55,8 +55,10 @@ def aggregations(schema: pl.Schema, where: pl.Expr | None = None) -> dict[str, p
     for index, name in enumerate(schema.names()[:MAX_ROWS]):
         column = pl.col(name) if where is None else pl.when(where).then(pl.col(name))
         # A masked-out value reads as null: count the nulls of the kept rows only.
-        nulls = pl.col(name).is_null() if where is None else pl.col(name).is_null() & where
-        fields = _expressions(column, schema[name]) | {"nulls": nulls.sum()}
+        nulls = (
+            pl.col(name).null_count() if where is None else (pl.col(name).is_null() & where).sum()
+        )
+        fields = _expressions(column, schema[name]) | {"nulls": nulls}
         found |= {f"{_PREFIX}{index}|{field}": expr for field, expr in fields.items()}
     return found
 

@@ -48,17 +48,16 @@ from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
 from .._checks.results import column_schema_results, results
 from .._checks.specs import Check, plan
-from .._engine.catalogue import Rule, rules
+from .._engine.catalogue import rules
 from .._engine.display import table
 from .._engine.evaluate import Evaluation, as_lazy, evaluate
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
-from .._engine.statistics import aggregations, described
-from .._engine.statistics import statistics as column_statistics
+from .._engine.statistics import aggregations
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from .split import Split, by_rules, kept_by_flags, kept_by_rules, split_eagerly, split_lazily
+from .split import Split, by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -166,20 +165,20 @@ def gated_results(
         )
     )
     # The statistics of the rows the table keeps are aggregated in the counting pass.
-    summary = aggregations(rows.collect_schema(), where=pl.col(_KEPT))
+    summary = description.statistics
     evaluation = evaluate(
         rows.lazy(),
         catalogue,
         max_failure_samples=settings.max_failure_samples,
         identify=dy_schema.primary_key(),
-        aggregates=summary if description.statistics else None,
-        columns={_KEPT: kept_by_flags(catalogue)},
+        aggregates=aggregations(rows.collect_schema(), where=pl.col(_KEPT)) if summary else None,
+        columns={_KEPT: kept_by_flags(catalogue)} if summary else None,
     )
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
     described = dataclasses.replace(
-        description, described=_written_statistics(rows, catalogue, failing, evaluation)
+        description, statistics_of=written_statistics(rows, failing, evaluation)
     )
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
@@ -324,8 +323,8 @@ class _Description:
     row_sample: int
     #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
     takes_lazy: bool = False
-    #: the statistics of the written rows (`_written_statistics`)
-    described: Callable[[], pl.DataFrame] | None = None
+    #: the statistics of the written rows (`written_statistics`)
+    statistics_of: Callable[[], pl.DataFrame] | None = None
 
     def materialization(
         self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
@@ -343,8 +342,8 @@ class _Description:
             head = written.head(self.row_sample)
             sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
             metadata["dy_row_sample"] = table(sample, null="null")
-        if self.statistics and self.described is not None:
-            metadata["dy_statistics"] = table(self.described())
+        if self.statistics and self.statistics_of is not None:
+            metadata["dy_statistics"] = table(self.statistics_of())
         metadata.update(extra or {})
         value = (
             written
@@ -352,25 +351,6 @@ class _Description:
             else written.collect(engine="streaming")
         )
         return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
-
-
-def _written_statistics(
-    rows: pl.DataFrame | pl.LazyFrame,
-    catalogue: Sequence[Rule],
-    failing: Sequence[Rule],
-    evaluation: Evaluation,
-) -> Callable[[], pl.DataFrame]:
-    """The statistics of the rows the table is written with: those the counting pass found
-    over `rows` masked to the rows passing every row-wise `"error"` rule (`kept_by_flags`),
-    unless a `unique` or primary-key `"error"` rule failed, whose rows that pass does not
-    tell apart; then a pass of their own over `rows`, masked by the failing rules' own
-    expressions (`kept_by_rules`). Both read every row, the held-back ones masked."""
-    if evaluation.aggregated is not None and not any(
-        rule.distinct_over is not None and rule.severity == "error" for rule in failing
-    ):
-        counted = described(rows.collect_schema(), evaluation.aggregated)
-        return lambda: counted
-    return lambda: column_statistics(rows, where=kept_by_rules(failing))
 
 
 # ------------------------------------- messages ------------------------------------- #

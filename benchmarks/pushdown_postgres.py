@@ -35,6 +35,7 @@ from _measure import (
     postmaster,
     server_cpu,
 )
+from _sql_source import evaluated
 from pushdown import schema
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "tests"))
@@ -66,18 +67,10 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
     import polars as pl
     import psycopg
 
-    from dagster_dataframely._checks.results import evaluate_schema
-    from dagster_dataframely._engine.backends import backend_for
-    from dagster_dataframely._engine.catalogue import rules
-    from dagster_dataframely._engine.settings import CheckSettings
-    from dagster_dataframely._engine.sql.backend import SQLTable
     from dagster_dataframely.sources import SQLTableSource
     from dagster_dataframely.sources._sql import _Database
-    from dagster_dataframely.sources._sql_query import relation
 
     checked = schema()
-    catalogue = rules(checked)
-    settings = CheckSettings.resolve()
     columns = {name: column.dtype for name, column in checked.columns().items()}
     connection = psycopg.connect(conninfo)
     server = postmaster(connection)
@@ -99,18 +92,7 @@ def measure(method: str, conninfo: str) -> dict[str, float]:
         else:
             source = SQLTableSource(resource_key="postgres", dialect="postgres", table="orders")
             database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
-            rows = relation(database.dtypes, "orders", "postgres", None, None)
-            table = SQLTable.of(rows, dialect="postgres", run=database.run)
-            evaluation = evaluate_schema(
-                checked,
-                database.scan(rows),
-                catalogue,
-                settings,
-                backend=backend_for(table if method == "pushdown" else None),
-            )
-            failed = sum(evaluation.failed.values())
-            if method == "pushdown":
-                assert set(evaluation.engines.values()) == {"postgres"}, evaluation.engines
+            failed = evaluated(database, "orders", "postgres", checked, method)
         spent = server_cpu(server) - server_before  # while the backend lives
     return {
         **figures,

@@ -19,6 +19,7 @@ from dagster.components.testing import DefsFolderSandbox, create_defs_folder_san
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
 from postgres import postgres  # noqa: F401  (one server for the session, shared here)
+from spark import spark  # noqa: F401  (one local Spark for the session, shared here)
 
 # The oldest set (constraints/py310-oldest.txt) has no fakesnow: every fakesnow release pins
 # sqlglot exactly, dagster-dbt 0.29.18 (beside the dagster floor) caps sqlglot below 28.1, and
@@ -33,6 +34,8 @@ _SNOWFLAKE_RUNS = [
     "test_read_dtypes_snowflake.py",
     "test_table_checks_snowflake.py",
     "test_infer_snowflake.py",
+    "test_failing_rows_collections_snowflake.py",
+    "test_sql_snowflake_float_forms.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
 

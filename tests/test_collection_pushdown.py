@@ -222,17 +222,18 @@ def _ledger_in_postgres(postgres: PostgresServer) -> dict[str, str]:
     return tables
 
 
+def postgres_sources(tables: dict[str, str]) -> dict[str, dd.sources.SQLTableSource]:
+    """member -> its table of the server's database, read through the resource `warehouse`."""
+    return {
+        member: dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table=t)
+        for member, t in tables.items()
+    }
+
+
 def _ledger_checks_in_postgres(
     postgres: PostgresServer, tables: dict[str, str], user: str
 ) -> tuple[dict[tuple[str, str], tuple[int, str]], list[str]]:
-    checks = dd.collection_checks(
-        Ledger,
-        members=MEMBERS,
-        sources={
-            m: dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table=t)
-            for m, t in tables.items()
-        },
-    )
+    checks = dd.collection_checks(Ledger, members=MEMBERS, sources=postgres_sources(tables))
     result, sent = _materialize(
         checks, MEMBERS, {"warehouse": PostgresResource(conninfo=postgres.conninfo_for(user))}
     )

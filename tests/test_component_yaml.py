@@ -109,7 +109,7 @@ def test_an_unknown_source_kind_names_the_file_the_entry_and_the_kinds(
     assert str(error).startswith(
         f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): source: kind "
         "'duckdb' is not a source kind. Did you mean 'duckdb_table'? The kinds are "
-        "'io_manager', 'duckdb_table', 'sql', 'parquet', 'delta', 'function'."
+        "'io_manager', 'duckdb_table', 'sql', 'spark', 'parquet', 'delta', 'function'."
     )
 
 

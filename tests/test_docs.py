@@ -390,6 +390,15 @@ STATED: dict[str, Expectation] = {
         "│ 3          ┆ -1.0   ┆ true                 │",
         "│ 2            ┆ 1              ┆ 3       │",
     ),
+    "docs/failing-rows.md: In the graph": _prints(
+        "downstream of: ['payments']",
+        "Columns tab:",
+        "  payment_id                       Int64",
+        "  dy_rule__amount__min             Boolean",
+        "  dy_run_id                        String",
+        "  dy_partition_key                 String",
+        "written as declared: True",
+    ),
     "docs/install.md: A minimal `Definitions` with checks": FIRST_CHECKS,
     "docs/install.md: Run it": _prints(
         "dy_schema__columns           passed",
@@ -538,8 +547,26 @@ STATED: dict[str, Expectation] = {
     "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=`": Run(
         {"sales": 50}, failed={"dy_table__freshness": WARN}
     ),
+    "docs/tolerances.md: On a gated asset: judged before the write": Run(
+        {"gated_sales": None},
+        failed={"dy_table__row_count": ERROR},
+        error="ValidationAbortError",
+        message=("dy_table__row_count: 50 rows, expected at least 100 rows",),
+    ),
+    "docs/tolerances.md: On a gated asset: judged before the write #2": _prints(
+        "success: False, written: 0", "dy_table__row_count failed at ERROR: 50"
+    ),
     "docs/tolerances.md: Trends: `trends=dd.Trends(...)`": Run(
         {"sales": 50}, failed={"dy_table__row_count": WARN}
+    ),
+    "docs/tolerances.md: The failing fraction plotted: `observe_fractions=True`": Run(
+        {"payments": 200},
+        failed={"dy_rule__email__regex": WARN, "dy_rule__amount__min": WARN},
+    ),
+    "docs/tolerances.md: The failing fraction plotted: `observe_fractions=True` #2": _prints(
+        "dy_failed_fraction/dy_rule__amount__min    0.02",
+        "dy_failed_fraction/dy_rule__email__regex   0.015",
+        "dy_row_count                               200",
     ),
     "docs/tolerances.md: Errors at definition time #2": _prints(
         "The freshness check of schema Sales names column 'amount' of dtype Int64: freshness "

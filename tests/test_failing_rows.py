@@ -72,7 +72,7 @@ def test_duckdb_keeps_every_failing_row_with_one_flag_per_rule(tmp_path: Path) -
     check = evaluations(result)["dy_rule__amount__min"]
     assert check.metadata["dy_failing_rows_table"].value == '"sales"."orders__dy_failures"'
     assert check.metadata["dy_failing_rows_kept"].value == FAILING_ROWS
-    query = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("sql\n")
+    query = check.metadata["dy_failing_rows"].value
     with duckdb.connect(str(database), read_only=True) as connection:
         (rows,) = connection.sql(f"select count(*) from ({query})").fetchone()  # type: ignore[misc]
     assert rows == DEFECTIVE_COUNTS["amount|min"]
@@ -213,7 +213,7 @@ def test_a_read_only_database_still_reports_the_verdicts(tmp_path: Path) -> None
 
 def _query_rows(check: Any) -> int:
     """Rows of the ready-to-run query a failing check carries, run as written."""
-    code = check.metadata["dy_failing_rows"].value.strip("`\n").removeprefix("python\n")
+    code = check.metadata["dy_failing_rows"].value
     return int(eval(code, {"pl": pl}).select(pl.len()).collect().item())
 
 

@@ -75,9 +75,7 @@ def test_failing_rows_are_inserted_by_a_select_inside_postgres(server: PostgresS
     assert not any("VALUES" in line for line in sent)
     query = evaluations(result)["dy_rule__currency__regex"].metadata["dy_failing_rows"].value
     with server.connect() as connection:
-        (rows,) = connection.execute(
-            f"SELECT count(*) FROM ({query.strip('`').removeprefix('sql').strip()}) AS q"
-        ).fetchone()  # type: ignore[misc]
+        (rows,) = connection.execute(f"SELECT count(*) FROM ({query}) AS q").fetchone()  # type: ignore[misc]
     assert rows == counts["dy_rule__currency__regex"]
 
 

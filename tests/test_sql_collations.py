@@ -154,6 +154,7 @@ def test_duckdb_reads_a_collated_column_under_its_binary_collation() -> None:
 
     assert str(facts.columns["key"].collation).lower() == "nocase"
     assert facts.columns["ms"].collation is None
+    assert list(facts.columns) == ["key", "label", "ms", "ns", "kind"]  # the table's order
     collated = facts.collated(select, "binary").sql("duckdb")
     assert '"key" COLLATE "binary" AS "key"' in collated
     assert '"ms" COLLATE' not in collated

@@ -35,6 +35,9 @@ FALLBACKS = {
     "snowflake": {"digits|regex", "code|regex", "levelled_codes", "known_refs"},
     # NaN compares false in BigQuery: custom rules over float columns stay in polars.
     "bigquery": {"digits|regex", "amount|check__small", "levelled_codes", "known_refs"},
+    # A float product overflows to infinity and underflows to zero in Spark, as in polars.
+    "spark": {"digits|regex", "levelled_codes"},
+    "databricks": {"digits|regex", "levelled_codes"},
 }
 
 
@@ -79,6 +82,9 @@ CAST_FALLBACKS = {
         "coarser_unit",
     },
     "bigquery": {"float_decimal", "float32_decimal", "datetime_date", "finer_unit", "coarser_unit"},
+    # Microseconds only; its double-to-DECIMAL rounding is not known to be polars'.
+    "spark": {"float_decimal", "float32_decimal", "finer_unit", "coarser_unit"},
+    "databricks": {"float_decimal", "float32_decimal", "finer_unit", "coarser_unit"},
 }
 
 

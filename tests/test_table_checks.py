@@ -344,11 +344,6 @@ def test_a_table_check_no_table_can_meet_is_refused_with_the_fix(
         dd.schema_checks(Orders, asset="orders", **settings)
 
 
-def test_a_gated_asset_refuses_a_schema_with_table_checks_it_would_not_run() -> None:
-    with pytest.raises(InvalidTableCheckError, match=r"Orders.*dd.expect_rows and dd.expect_fresh"):
-        dd.asset(Orders, quarantine=True)(lambda: pl.DataFrame())
-
-
 def test_a_time_zone_for_a_zoned_column_is_refused() -> None:
     class Zoned(dy.Schema):
         at = dy.Datetime(time_zone="UTC")

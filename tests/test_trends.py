@@ -128,6 +128,33 @@ def test_a_static_partition_is_compared_with_its_own_history(
     assert (eu.partition, eu.metadata["dy_history"].value) == ("eu", 2)
 
 
+def test_a_run_of_the_trend_alone_still_judges_every_rule(
+    instance: dg.DagsterInstance,
+) -> None:
+    """A rule left out of the figures would read as 0 against a history of 2%."""
+    frames = {"table": _orders(100, negative=2)}
+    every = dd.Trends(window=3, min_history=3)
+    for _ in range(3):
+        _trend(_checks(frames, trends=every), instance)
+
+    orders = dg.Definitions(
+        assets=[dg.AssetSpec("orders")],
+        asset_checks=[
+            dd.schema_checks(Orders, asset="orders", source=lambda _: frames["table"], trends=every)
+        ],
+        jobs=[
+            dg.define_asset_job(
+                "trend_alone",
+                selection=dg.AssetSelection.checks(dg.AssetCheckKey(dg.AssetKey("orders"), TRENDS)),
+            )
+        ],
+    )
+    alone = _trend(orders.resolve_job_def("trend_alone"), instance)
+
+    assert alone.passed, alone.metadata.get("dy_assessment")
+    assert alone.metadata["dy_trend_figures"].value["amount|min"] == 0.02
+
+
 @pytest.mark.parametrize(
     ("trends", "message"),
     [

@@ -17,6 +17,7 @@ from ._gated.asset import asset
 from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
 from ._sidecar.component import SchemaChecksComponent
+from ._sidecar.failures_asset import failures_asset
 from ._sidecar.schema_checks import schema_checks
 from ._sidecar.with_schemas import with_schemas
 from .io import ParquetIOManager
@@ -35,6 +36,7 @@ __all__ = [
     "errors",
     "expect_fresh",
     "expect_rows",
+    "failures_asset",
     "infer",
     "infer_schema",
     "pandera",

@@ -7,7 +7,8 @@
   and get both from YAML alone: checks from a `dd.SchemaChecksComponent` (one on a Pandera
   model, one on its migrated twin), the Columns tab from the folder's `post_processing`.
 - `customers` has two rows breaking an `"error"` rule, so its blocking check fails and
-  `customer_segments`, downstream of it, is not materialized in that run.
+  `customer_segments`, downstream of it, is not materialized in that run. Its checks run
+  inside DuckDB and keep the failing rows there (`customers__dy_failures`).
 - `raw_orders` is the large table, stored as parquet by `dd.ParquetIOManager`. `orders` is a
   gated `dd.asset`: rows failing an `"error"` rule go to `orders_quarantine`, rows failing
   only `"warn"` rules are written with the valid ones and reported.
@@ -22,6 +23,7 @@ from pathlib import Path
 
 import dagster as dg
 import polars as pl
+from dagster_duckdb import DuckDBResource
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 
 import dagster_dataframely as dd
@@ -82,27 +84,35 @@ def daily_sales(context: dg.AssetExecutionContext, orders: pl.LazyFrame) -> pl.L
 
 
 defs = dg.Definitions.merge(
+    # customers are checked inside DuckDB, where their failing rows are kept too.
     dd.with_schemas(
-        dg.Definitions(
-            assets=[
-                products,
-                customers,
-                customer_segments,
-                raw_orders,
-                orders,
-                daily_sales,
-            ],
-            # Every step in the process of the run, which has loaded this module already: its
-            # steps take seconds, and a step process would first import the code location.
-            executor=dg.in_process_executor,
-            resources={
-                WAREHOUSE: DuckDBPolarsIOManager(
-                    database=str(STORAGE / "warehouse.duckdb"), schema="storefront"
-                ),
-                LAKE: dd.ParquetIOManager(base_dir=str(STORAGE / "lake")),
-            },
+        dd.with_schemas(
+            dg.Definitions(
+                assets=[
+                    products,
+                    customers,
+                    customer_segments,
+                    raw_orders,
+                    orders,
+                    daily_sales,
+                ],
+                # Every step in the process of the run, which has loaded this module already:
+                # its steps take seconds, and a step process would first import the code
+                # location.
+                executor=dg.in_process_executor,
+                resources={
+                    WAREHOUSE: DuckDBPolarsIOManager(
+                        database=str(STORAGE / "warehouse.duckdb"), schema="storefront"
+                    ),
+                    LAKE: dd.ParquetIOManager(base_dir=str(STORAGE / "lake")),
+                    "duckdb": DuckDBResource(database=str(STORAGE / "warehouse.duckdb")),
+                },
+            ),
+            {"products": Products, "daily_sales": DailySales},
         ),
-        {"products": Products, "customers": Customers, "daily_sales": DailySales},
+        {"customers": Customers},
+        source=dd.sources.DuckDBTableSource(table="storefront.customers"),
+        keep_failing_rows=True,
     ),
     dg.load_defs(defs_root=yaml_defs, project_root=Path(__file__).parent),
 )

@@ -1,7 +1,8 @@
 """The hook through which a sidecar keeps a run's failing rows (`keep_failing_rows=`).
 
 `schema_results` calls a `Keeper` once, after the evaluation and before any result is
-yielded, and adds what the returned `KeptRows` says to each failing check's metadata.
+yielded, and adds what the returned `KeptRows` says to each failing check's metadata; a
+collection's filter backends call its `removed` for each member they evaluated.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from .._engine.evaluate import Evaluation
 from .specs import Check
 
 if TYPE_CHECKING:
+    from .._engine.failing_rows import Removed
     from .._engine.sql.backend import SQLTable
 
 
@@ -38,6 +40,17 @@ class Keeper(Protocol):
     ) -> KeptRows:
         """Keep the failing rows of `evaluation` (`catalogue` is every rule of `schema`; `lf`
         and, when the database evaluated them, `pushdown` hold the rows)."""
+        ...
+
+    def removed(
+        self,
+        schema: type[dy.Schema],
+        catalogue: Sequence[Rule],
+        removed: Removed,
+        pushdown: SQLTable | None,
+    ) -> KeptRows:
+        """Keep the valid rows of a collection member (its `schema` and rules `catalogue`)
+        that its filters removed (`removed`); `pushdown`: the member's table in SQL."""
         ...
 
 

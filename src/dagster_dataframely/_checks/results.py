@@ -115,10 +115,12 @@ def schema_results(
     yield from column_schema_results(
         schema, actual, asset_key, read_dtypes=read_dtypes, casts=casts
     )
-    planned = plan(rules(schema, warn=warn, tolerate=tolerate), settings, schema.__name__)
+    every = rules(schema, warn=warn, tolerate=tolerate)
+    planned = plan(every, settings, schema.__name__)
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
-    catalogue = [rule for check in planned for rule in check.rules]
+    # a trend reads every rule's figure, selected or not: one left out would read as 0
+    catalogue = every if trend is not None else [r for check in planned for r in check.rules]
     evaluation = evaluate_schema(
         schema,
         lf,
@@ -137,7 +139,6 @@ def schema_results(
     if keep is None:
         yield from found
     else:
-        every = rules(schema, warn=warn, tolerate=tolerate)
         kept = keep(
             schema,
             casts.frame(lf, schema.column_names()),

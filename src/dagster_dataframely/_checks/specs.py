@@ -167,9 +167,7 @@ def table_specs(
         check_spec(
             name,
             asset=asset,
-            description=f"The table holds {check}."
-            if isinstance(check, ExpectRows)
-            else f"The {check}.",
+            description=check.description,
             blocking=check.severity == "error" if blocking is None else blocking,
             partitions_def=partitions_def,
         )

@@ -1,11 +1,13 @@
 """The table checks' results: `dy_table__row_count` and `dy_table__freshness`,
 judged from the figures of the rules' evaluation (its row count and the newest timestamp),
 each carried as a number (`dy_row_count`, `dy_age_seconds`) the check's history lists.
+The sidecar judges the stored table, the gated asset the rows its function returned; both
+measure freshness from the end of the run's time-window partition (`partition_end`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator
+from collections.abc import Collection, Iterable, Iterator
 from datetime import datetime, timezone
 from typing import Any
 
@@ -36,6 +38,40 @@ def table_results(
         yield _freshness(table.fresh, newest, at, asset_key, evaluation.row_count)
 
 
+def partition_end(
+    context: dg.AssetCheckExecutionContext | dg.AssetExecutionContext | dg.OpExecutionContext,
+) -> datetime | None:
+    """The end of the run's time-window partition (of the last, for a range): what a
+    freshness check measures from. None for an unpartitioned run or other partitions."""
+    if not (context.has_partition_key or context.has_partition_key_range):
+        return None
+    try:
+        return context.partition_time_window.end
+    except Exception:  # not a time-window partition: Dagster raises its own check error
+        return None
+
+
+def failed_at_error(results: Iterable[dg.AssetCheckResult]) -> list[dg.AssetCheckResult]:
+    """The results of `results` that failed at `ERROR`."""
+    return [
+        result
+        for result in results
+        if not result.passed and result.severity == dg.AssetCheckSeverity.ERROR
+    ]
+
+
+def skipped_table_results(
+    table: TableChecks, *, asset_key: dg.AssetKey, reason: str
+) -> Iterator[dg.AssetCheckResult]:
+    """A passing result per table check of a run that had no rows to judge (its function
+    returned None), with `reason` under `dy_skipped`."""
+    declared = {ROW_COUNT_CHECK: table.rows, FRESHNESS_CHECK: table.fresh}
+    for name, check in declared.items():
+        if check is not None:
+            metadata = {"dy_expected": dg.MetadataValue.text(str(check)), "dy_skipped": reason}
+            yield _result(name, check, True, metadata, asset_key)
+
+
 def _volume(rows: ExpectRows, count: int, asset_key: dg.AssetKey) -> dg.AssetCheckResult:
     passed = rows.judge(count)
     metadata: dict[str, Any] = {
@@ -46,7 +82,7 @@ def _volume(rows: ExpectRows, count: int, asset_key: dg.AssetKey) -> dg.AssetChe
         metadata["dy_assessment"] = (
             f"failed at severity {SEVERITY[rows.severity].value}: {count:,} rows, expected {rows}"
         )
-    return _result(ROW_COUNT_CHECK, rows, f"The table holds {rows}.", passed, metadata, asset_key)
+    return _result(ROW_COUNT_CHECK, rows, passed, metadata, asset_key)
 
 
 def _freshness(
@@ -74,13 +110,12 @@ def _freshness(
                 f"failed at severity {severity}: the newest {fresh.column} is {age} old at "
                 f"{at.isoformat()}, more than {fresh.within}"
             )
-    return _result(FRESHNESS_CHECK, fresh, f"The {fresh}.", passed, metadata, asset_key)
+    return _result(FRESHNESS_CHECK, fresh, passed, metadata, asset_key)
 
 
 def _result(
     name: str,
     check: ExpectRows | ExpectFresh,
-    description: str,
     passed: bool,
     metadata: dict[str, Any],
     asset_key: dg.AssetKey,
@@ -91,6 +126,6 @@ def _result(
         asset_key=asset_key,
         passed=passed,
         severity=SEVERITY[check.severity],
-        description=description,
+        description=check.description,
         metadata=metadata,
     )

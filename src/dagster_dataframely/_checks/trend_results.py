@@ -37,14 +37,16 @@ def trend_results(
     *,
     asset_key: dg.AssetKey,
     checks: Collection[str] | None = None,
+    removed: Mapping[str, int] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
-    """The trend check's result, when the asset has trends (and `checks` selects it)."""
+    """The trend check's result, when the asset has trends (and `checks` selects it). A
+    collection member's `removed` (filter check name -> rows it removed) are figures too,
+    as fractions of the member's rows."""
     if trend is None or (checks is not None and TRENDS_CHECK not in checks):
         return
     trends, history = trend.trends, trend.history
-    current = figures(
-        evaluation.row_count, {rule.name: evaluation.failed[rule.name] for rule in rules}
-    )
+    counts = {rule.name: evaluation.failed[rule.name] for rule in rules} | dict(removed or {})
+    current = figures(evaluation.row_count, counts)
     level = SEVERITY[trends.severity]
     metadata: dict[str, Any] = {
         FIGURES: dg.MetadataValue.json(current),
@@ -59,7 +61,7 @@ def trend_results(
         )
         yield _result(asset_key, True, level, trends, metadata)
         return
-    judged = [ROWS, *(rule.name for rule in rules)]
+    judged = [ROWS, *counts]
     found = deviations(trends, current, history, judged)
     metadata["dy_deviations"] = dg.MetadataValue.int(len(found))
     if found:

@@ -11,19 +11,25 @@ selects them in polars, for files and for rules that fell back to polars.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import polars as pl
 
 from .catalogue import Rule
-from .evaluate import Evaluation
+from .evaluate import Evaluation, _hashable, _repeated_hashes, _with_hashes
+
+if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from .sql.filters import KeyMatch, MemberRows
+    from .sql.staging import Session
 
 #: The column holding the Dagster run id of the run that kept the row.
 RUN_ID = "dy_run_id"
 #: The column holding the partition key the run checked (null: an unpartitioned asset).
 PARTITION_KEY = "dy_partition_key"
 _REPEATED = "__dy_repeated"
+_ROWS = "__dy_rows"
 #: A cap polars' `head` cannot take (its row index is 32 bits): as many rows as a frame holds.
 _NO_CAP = (1 << 32) - 1
 
@@ -34,6 +40,31 @@ class Stamp:
 
     run_id: str
     partition_key: str | None
+
+
+@dataclass(frozen=True)
+class Removed:
+    """A collection member's valid rows that its filters removed, to keep: `filters` (the
+    records that ran on it; in polars, each with the expression the evaluator counts, true
+    where the row is kept), `evaluation` (what they found), and the rows: `valid` (polars),
+    or in the database the member's `rows` with each filter's condition `matches` on the
+    common primary `key`, read through the `session` that staged them."""
+
+    filters: Sequence[Rule]
+    evaluation: Evaluation
+    valid: pl.LazyFrame | None = None
+    rows: MemberRows | None = None
+    matches: Mapping[str, KeyMatch] = field(default_factory=dict)
+    key: Sequence[str] = ()
+    session: Session | None = None
+
+    def passed(self, catalogue: Sequence[Rule]) -> Evaluation:
+        """`evaluation` as the kept rows see it: they pass every rule of `catalogue` that is
+        not one of `filters` (the member's rules: the rows are valid)."""
+        ran = {rule.name for rule in self.filters}
+        failed = {name: n for name, n in self.evaluation.failed.items() if name in ran}
+        rules = {rule.name: 0 for rule in catalogue if rule.name not in ran}
+        return Evaluation(self.evaluation.row_count, {**rules, **failed}, {})
 
 
 def flag_columns(catalogue: Sequence[Rule]) -> list[str]:
@@ -63,8 +94,8 @@ def failing_frame(
     """The first `cap` rows of `lf` failing a rule of `evaluation`, in the kept shape.
 
     A row rule's flag is its expression (null passes, as `Schema.filter` has it); a `unique`
-    or primary-key rule flags the rows whose key repeats, found by one grouping (memory in
-    the number of repeated keys, as its count). The frame is lazy: a sink streams it.
+    or primary-key rule flags the rows whose key repeats (`repeated_keys`: memory in the
+    rows, as its count). The frame is lazy: a sink streams it.
     """
     failing = failing_rules(catalogue, evaluation)
     frame = lf
@@ -73,16 +104,9 @@ def failing_frame(
         if rule.distinct_over is None:
             flags[rule.check_name] = ~rule.expr.fill_null(True)
             continue
-        keys = list(rule.distinct_over)
         marker = f"{_REPEATED}_{len(flags)}"
-        repeated = (
-            lf.group_by(keys)
-            .agg(pl.len().alias(marker))
-            .filter(pl.col(marker) > 1)
-            .with_columns(pl.lit(True).alias(marker))
-            .collect(engine="streaming")
-        )
-        frame = frame.join(repeated.lazy(), on=keys, how="left", nulls_equal=True)
+        repeated = repeated_keys(lf, rule).with_columns(pl.lit(True).alias(marker))
+        frame = frame.join(repeated, on=list(rule.distinct_over), how="left", nulls_equal=True)
         flags[rule.check_name] = pl.col(marker).fill_null(False)
     selected: list[pl.Expr] = [pl.col(name) for name in columns]
     for rule in catalogue:
@@ -102,3 +126,15 @@ def failing_frame(
         return shaped.head(0)
     kept = shaped.filter(pl.any_horizontal(*(pl.col(r.check_name) for r in failing)))
     return kept if cap >= _NO_CAP else kept.head(cap)
+
+
+def repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
+    """The keys of a failed `unique`/primary-key rule that more than one row holds, collected.
+    As the evaluator counts them: only rows whose key hash repeats are grouped, so memory
+    grows with the rows (8 bytes each), not with the distinct keys."""
+    keys = rule.distinct_over or ()
+    if _hashable(lf.collect_schema(), keys):
+        hashes = _repeated_hashes(lf, keys).collect(engine="streaming")
+        lf = _with_hashes(lf, rule, hashes)
+    repeated = lf.group_by(list(keys)).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
+    return repeated.drop(_ROWS).collect(engine="streaming").lazy()

@@ -19,6 +19,7 @@ import polars as pl
 
 from .catalogue import Rule, rules
 from .dataframely_internals import rule_expressions
+from .table_checks import NO_TABLE_CHECKS, TableChecks
 
 _DIGITS = 12
 _ADDRESS = re.compile(r" at 0x[0-9a-fA-F]+")
@@ -29,10 +30,12 @@ def schema_version(
     *,
     warn: tuple[str, ...] = (),
     tolerate: Mapping[str, Any] | None = None,
+    table: TableChecks = NO_TABLE_CHECKS,
 ) -> str:
-    """The first hex digits of the sha256 of `schema`'s columns, rules, severities and
-    tolerances (the asset's `tolerate` over the schema's): a tolerance decides what a gated
-    asset writes. A rule without one hashes as it did before tolerances existed."""
+    """The first hex digits of the sha256 of `schema`'s columns, rules, severities,
+    tolerances (the asset's `tolerate` over the schema's) and table checks: each decides
+    what a gated asset writes. A rule without a tolerance, and a schema without table
+    checks, hash as they did before either existed."""
     catalogue = {rule.name: rule for rule in rules(schema, warn=warn, tolerate=tolerate)}
     document = {
         "columns": [
@@ -44,6 +47,8 @@ def schema_version(
             for name, expr in rule_expressions(schema).items()
         ],
     }
+    if table != NO_TABLE_CHECKS:
+        document["table"] = repr(table)  # dataclasses of text, numbers and timedeltas
     text = json.dumps(document, sort_keys=True, separators=(",", ":"))
     return hashlib.sha256(text.encode()).hexdigest()[:_DIGITS]
 
@@ -53,10 +58,11 @@ def code_version(
     *,
     warn: tuple[str, ...] = (),
     tolerate: Mapping[str, Any] | None = None,
+    table: TableChecks = NO_TABLE_CHECKS,
     user: str | None = None,
 ) -> str:
     """The asset's code version: the user's (if any), then `schema.<hash>`."""
-    version = f"schema.{schema_version(schema, warn=warn, tolerate=tolerate)}"
+    version = f"schema.{schema_version(schema, warn=warn, tolerate=tolerate, table=table)}"
     return version if user is None else f"{user}+{version}"
 
 

@@ -81,6 +81,7 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "read_dtypes": (_choice("strict", "cast"), "strict"),
     "keep_failing_rows": (_keep, False),
     "max_failing_rows": (_count, 1_000_000),
+    "observe_fractions": (_flag, False),
 }
 
 

@@ -80,6 +80,11 @@ class ExpectRows:
         """Whether `rows` lies within the bounds."""
         return (self.min is None or rows >= self.min) and (self.max is None or rows <= self.max)
 
+    @property
+    def description(self) -> str:
+        """The check's description, on its spec and its results."""
+        return f"The table holds {self}."
+
     def __str__(self) -> str:
         if self.max is None:
             return f"at least {self.min:,} rows"
@@ -166,6 +171,11 @@ class ExpectFresh:
         if value.tzinfo is None:
             value = value.replace(tzinfo=ZoneInfo(self.time_zone or "UTC"))
         return value.astimezone(timezone.utc)
+
+    @property
+    def description(self) -> str:
+        """The check's description, on its spec and its results."""
+        return f"The {self}."
 
     def __str__(self) -> str:
         zone = f" (naive values in {self.time_zone})" if self.time_zone else ""
@@ -315,21 +325,3 @@ def _fresh_of(value: Any, schema: str) -> ExpectFresh | None:
 
 #: An asset without table checks.
 NO_TABLE_CHECKS = TableChecks()
-
-
-def refuse_table_checks(schema: type[dy.Schema]) -> None:
-    """Refuse the schema-level table checks on a gated asset, which does not run them yet:
-    a schema's `dd.expect_rows` or `dd.expect_fresh` left unchecked would pass silently."""
-    declared = [
-        name
-        for name, attribute in (("dd.expect_rows", _ROWS_ATTR), ("dd.expect_fresh", _FRESH_ATTR))
-        if getattr(schema, attribute, None) is not None
-    ]
-    if declared:
-        raise InvalidTableCheckError(
-            f"dd.asset got schema {schema.__name__}, which declares {' and '.join(declared)}: "
-            "a gated asset does not run volume and freshness checks yet, and would leave them "
-            "unchecked. Declare them for the sidecars that check this schema instead "
-            "(expect_rows= / expect_fresh= on dd.schema_checks or dd.with_schemas), and "
-            "remove the decorators from the schema the gated asset uses."
-        )

@@ -24,13 +24,14 @@ from .._checks import step_internals
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
+from .._checks.table_results import partition_end
 from .._engine.catalogue import rules
 from .._engine.display import type_name
 from .._engine.schema_version import code_version
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
-from .._engine.table_checks import refuse_table_checks
+from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
 from .breaker import refuse_without_quarantine
@@ -63,6 +64,8 @@ def asset(
     quarantine_dir: str | None = None,
     quarantine_key: dg.AssetKey | str | Sequence[str] | None = None,
     quarantine_io_manager_key: str | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     **asset_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """Declare an asset whose rows must pass `schema` before its IO manager writes them.
@@ -84,6 +87,9 @@ def asset(
     Tolerances (`dd.tolerate` on the schema, `tolerate=` here) set the verdicts of the checks;
     on an `"error"` rule one needs a quarantine, and is its circuit breaker: the rule's rows
     are quarantined up to its error tolerance, above it the run fails and writes no table.
+    The table checks (`dd.expect_rows`, `dd.expect_fresh` on the schema, replaced by
+    `expect_rows=`, `expect_fresh=` here) judge the rows the function returned; one failing
+    at `ERROR` fails the run and writes no table, one failing at `WARN` flags it.
 
     Example:
         ```python
@@ -117,7 +123,6 @@ def asset(
                 f"quarantine goes. Pass quarantine=True as well, or drop {name}."
             )
     dy_schema = as_dataframely(schema)
-    refuse_table_checks(dy_schema)
     if not resolved_quarantine:  # the catalogue checks the names in `tolerate` too
         refuse_without_quarantine(
             rules(dy_schema, warn=warn, tolerate=tolerate), dy_schema.__name__, where="dd.asset"
@@ -138,6 +143,7 @@ def asset(
             if quarantine_key is None
             else parse_asset_key(quarantine_key, argument="quarantine_key")
         ),
+        table=TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh),
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
@@ -157,6 +163,8 @@ def asset(
             schema_rules=gate.schema_rules,
             quarantine=gate.quarantine,
             partitions_def=asset_kwargs.get("partitions_def"),
+            expect_rows=gate.table.rows,
+            expect_fresh=gate.table.fresh,
         )
         completed = {
             **asset_kwargs,
@@ -167,6 +175,7 @@ def asset(
                 gate.schema,
                 warn=gate.warn,
                 tolerate=gate.tolerate,
+                table=gate.table,
                 user=asset_kwargs.get("code_version"),
             ),
         }
@@ -206,6 +215,7 @@ class _Gate:
     max_failure_samples: int
     quarantine_dir: str
     quarantine_key: dg.AssetKey | None
+    table: TableChecks
 
     def quarantine_of(self, key: dg.AssetKey) -> dg.AssetKey:
         """The key the quarantine of the table `key` is written as."""
@@ -241,6 +251,8 @@ class _Gate:
                 streamed=run is not None,
                 table_takes_lazy=run is not None
                 and takes_lazy_frames(step_internals.output_io_manager(run, TABLE_OUTPUT)),
+                table_checks=self.table,
+                reference=None if context is None else partition_end(context),
             )
             stream: BodyYield = events
             if self.quarantine and run is not None and key not in run.selected_asset_keys:
@@ -279,6 +291,7 @@ class _Gate:
             tolerate=self.tolerate,
             check_granularity=self.check_granularity,
             schema_rules=self.schema_rules,
+            table_checks=self.table,
         )
 
 

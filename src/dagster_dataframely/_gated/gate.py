@@ -13,7 +13,10 @@ The outcomes, in order of precedence:
 - every row an `"error"` row: the quarantine is written, the table not, `NoValidRowsError`;
 - with a writer, an `"error"` rule above its tolerance (`dd.tolerate`, `tolerate=`): the
   quarantine is written, the table not, `ValidationAbortError` (the circuit breaker,
-  `breaker`); without a writer such a tolerance is refused before anything runs.
+  `breaker`); without a writer such a tolerance is refused before anything runs;
+- a table check (`dd.expect_rows`, `dd.expect_fresh`) failing at `ERROR` on the rows
+  returned: as an `"error"` rule's abort without a writer, as the breaker with one
+  (`table_stop`); one failing at `WARN` writes the table.
 
 With a writer, every run that gets past the column-schema check writes the quarantine, an
 empty one when no row failed an `"error"` rule, so what is stored there is never older than
@@ -38,6 +41,7 @@ import dataclasses
 import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, TypeAlias
 
 import dagster as dg
@@ -48,16 +52,19 @@ from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
 from .._checks.results import column_schema_results, results
 from .._checks.specs import Check, plan
+from .._checks.table_results import failed_at_error, skipped_table_results, table_results
 from .._engine.catalogue import rules
 from .._engine.display import table
 from .._engine.evaluate import Evaluation, as_lazy, evaluate
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.statistics import aggregations
+from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 from .split import Split, by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
+from .table_stop import HALTED, stop_message
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
@@ -80,6 +87,9 @@ def validation_results(
     max_failure_samples: int | None = None,
     statistics: bool | None = None,
     row_sample: int | None = None,
+    expect_rows: ExpectRows | Mapping[str, Any] | None = None,
+    expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    reference: datetime | None = None,
 ) -> AssetYield:
     """Validate `frame` against `schema`; yield the table's `MaterializeResult` (when it is
     written) and a result for every check, raising on the outcomes that write no table.
@@ -95,6 +105,10 @@ def validation_results(
     `check_specs`. With a writer, an `"error"` rule's tolerance is a circuit breaker (its rows
     are quarantined up to it; above it nothing is written to the table and the run fails);
     without one, a tolerance on an `"error"` rule raises `InvalidToleranceError`.
+    The table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`,
+    as `check_specs` takes them) judge the rows of `frame`, freshness from `reference` (a
+    time partition's end) else now; one failing at `ERROR` writes no table and raises
+    `ValidationAbortError`.
     """
     yield from gated_results(
         schema,
@@ -108,6 +122,10 @@ def validation_results(
         max_failure_samples=max_failure_samples,
         statistics=statistics,
         row_sample=row_sample,
+        table_checks=TableChecks.of(
+            as_dataframely(schema), expect_rows=expect_rows, expect_fresh=expect_fresh
+        ),
+        reference=reference,
     )
 
 
@@ -126,6 +144,8 @@ def gated_results(
     row_sample: int | None = None,
     streamed: bool = False,
     table_takes_lazy: bool = False,
+    table_checks: TableChecks = NO_TABLE_CHECKS,
+    reference: datetime | None = None,
 ) -> AssetYield:
     """`validation_results` with the quarantine written as a step: what it yields (the
     quarantine's own materialization, for `dd.asset`'s declared quarantine) comes first.
@@ -133,7 +153,8 @@ def gated_results(
     With `streamed`, a `LazyFrame` is never collected: it is evaluated in the evaluator's
     streaming passes, split into plans (`split_lazily`), and the quarantine step gets a plan;
     the table's `value=` is a plan too when `table_takes_lazy` (its IO manager sinks it),
-    else the written rows collected (and only those)."""
+    else the written rows collected (and only those). The `table_checks` are judged from
+    the same pass (its row count, the maxima they need), freshness from `reference`."""
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(valid_key, argument="valid_key")
     catalogue = rules(dy_schema, warn=warn, tolerate=tolerate)
@@ -164,16 +185,20 @@ def gated_results(
             columns
         )
     )
-    # The statistics of the rows the table keeps are aggregated in the counting pass.
+    # The statistics of the rows the table keeps are aggregated in the counting pass, and the
+    # table checks' maxima are found there too.
     summary = description.statistics
     evaluation = evaluate(
         rows.lazy(),
         catalogue,
         max_failure_samples=settings.max_failure_samples,
         identify=dy_schema.primary_key(),
+        maxima=table_checks.maxima,
         aggregates=aggregations(rows.collect_schema(), where=pl.col(_KEPT)) if summary else None,
         columns={_KEPT: kept_by_flags(catalogue)} if summary else None,
     )
+    judged = list(table_results(table_checks, evaluation, asset_key=key, reference=reference))
+    stopped = failed_at_error(judged)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
@@ -184,10 +209,15 @@ def gated_results(
 
     def told(fate: _Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
         yield from fate.told(checks(severity=severity), planned, evaluation)
+        yield from judged
 
-    if blocked and quarantine is None:
-        yield from told(_Fate(error=_ABORTED, warn=_ABORTED))
-        raise ValidationAbortError(_abort_message(dy_schema, key, blocked), counts=blocked)
+    if (blocked or stopped) and quarantine is None:
+        fate = _ABORTED if blocked else HALTED
+        yield from told(_Fate(error=fate, warn=fate))
+        aborted = _abort_message(dy_schema, key, blocked) if blocked else ""
+        raise ValidationAbortError(
+            _joined(aborted, stop_message(key, stopped, quarantine=None)), counts=blocked
+        )
     split = (
         split_eagerly(rows, failing)
         if isinstance(rows, pl.DataFrame)
@@ -210,11 +240,14 @@ def gated_results(
     }
     held_back = f"quarantined: held back in {address}"
     broken = tripped(catalogue, evaluation)
-    if broken:  # the circuit breaker: above a tolerance, no part of the table is written
-        stopped = f"{held_back}; the table was not written (rules above their tolerance)"
-        yield from told(_Fate(error=stopped, warn=_STOPPED, quarantine=address))
+    if broken or stopped:  # the circuit breaker, a table check: no part of the table is written
+        why = "rules above their tolerance" if broken else "a table check failed at ERROR"
+        words = f"{held_back}; the table was not written ({why})"
+        yield from told(_Fate(error=words, warn=_STOPPED if broken else HALTED, quarantine=address))
+        count = evaluation.row_count
+        trip = trip_message(dy_schema.__name__, key, broken, catalogue, count, address)
         raise ValidationAbortError(
-            trip_message(dy_schema.__name__, key, broken, catalogue, evaluation.row_count, address),
+            _joined(trip if broken else "", stop_message(key, stopped, quarantine=address)),
             counts=blocked,
             quarantine=address,
         )
@@ -246,6 +279,7 @@ def skipped_results(
     tolerate: Mapping[str, Any] | None = None,
     check_granularity: str | None = None,
     schema_rules: str | None = None,
+    table_checks: TableChecks = NO_TABLE_CHECKS,
 ) -> Iterator[dg.AssetCheckResult]:
     """Passing results for every check of a run that had no rows to validate.
 
@@ -265,6 +299,7 @@ def skipped_results(
         *results(plan(catalogue, settings, dy_schema.__name__), nothing, asset_key=asset_key),
     ):
         yield result.with_metadata({**result.metadata, "dy_skipped": reason})
+    yield from skipped_table_results(table_checks, asset_key=asset_key, reason=reason)
 
 
 # ------------------------------------- metadata ------------------------------------- #
@@ -354,6 +389,10 @@ class _Description:
 
 
 # ------------------------------------- messages ------------------------------------- #
+
+
+def _joined(*messages: str) -> str:
+    return "\n".join(message for message in messages if message)
 
 
 def _counts(blocked: Mapping[str, int]) -> str:

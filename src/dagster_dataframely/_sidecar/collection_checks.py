@@ -25,6 +25,7 @@ from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
+from .._engine.trends import Trends
 from ..errors import (
     CollectionMemberError,
     MemberPartitionsError,
@@ -37,8 +38,9 @@ from ..sources._loading import read_errors
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
 from .collection_rules import filter_rules, propagated_member
+from .collection_trends import member_histories, member_trend_specs
 from .failing_rows import Keeper, KeepFailingRows
-from .schema_checks import stopping_at_mismatch
+from .schema_checks import CheckEvent, observed, stopping_at_mismatch
 
 
 def collection_checks(
@@ -57,6 +59,8 @@ def collection_checks(
     read_dtypes: ReadDtypes | None = None,
     keep_failing_rows: bool | str | None = None,
     max_failing_rows: int | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
+    observe_fractions: bool | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `collection` on the stored tables of existing assets.
 
@@ -87,8 +91,15 @@ def collection_checks(
     each source reads the run's partition as it does for the sidecar. `read_dtypes="cast"`
     casts each member's warehouse dtype drifts on read, as `dd.schema_checks` documents; the
     filters then run on the cast members. `keep_failing_rows=` keeps each member's rows that
-    fail its schema's rules, as `dd.schema_checks` documents (not yet the rows a filter
-    removes).
+    fail its schema's rules, as `dd.schema_checks` documents, and in the same table (or
+    folder, as `<partition>@filters.parquet`) the rows its filters remove, with one Boolean
+    per filter named by its check name; `dd.failures_asset(collection, asset=..,
+    member=..)` declares that table in the graph. `trends` (`dd.Trends(window=20, k=3.0)`)
+    adds `dy_table__trends` on each member with its own schema checks: its row count, its
+    rules' failing fractions and each filter's removed rows (as a fraction of its rows)
+    against its last evaluations, as `dd.schema_checks` documents. `observe_fractions=True`
+    yields, per member, an observation of its checks' failing fractions, as
+    `dd.schema_checks` documents.
 
     Example:
         ```python
@@ -116,7 +127,10 @@ def collection_checks(
     resolved = run.members
     readers = {member.name: as_source(sources.get(member.name)) for member in resolved}
     keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
+    trend = Trends.of(trends, where=f"collection {collection.__name__}")
+    observe = resolve("observe_fractions", observe_fractions)
     specs = _specs(resolved, run.filters, run.settings, blocking, partitions_def)
+    specs += member_trend_specs(trend, resolved, blocking=blocking, partitions_def=partitions_def)
 
     @dg.multi_asset_check(
         name=name or f"{dagster_name(collection.__name__)}__dy_collection_checks",
@@ -126,7 +140,7 @@ def collection_checks(
         description=f"Members and filters of collection {collection.__name__} on their stored "
         "tables.",
     )
-    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[CheckEvent]:
         guard_partitions(context, resolved, partitions_def)
         # Each source bound to its member's asset: a database source names its table.
         bound = {m.name: for_run(readers[m.name], context, m.key) for m in resolved}
@@ -139,18 +153,25 @@ def collection_checks(
             frames = {name: table.frame for name, table in tables.items()}
             pushdowns = {name: table.pushdown for name, table in tables.items()}
             keep = {
-                m.name: Keeper(keeping, context, m.key, bound[m.name])
+                m.name: Keeper(
+                    keeping, context, m.key, bound[m.name], run.filters if m.in_filters else ()
+                )
                 for m in resolved
                 if keeping is not None
             }
+            histories = member_histories(context, resolved, trend)
             with _reading_members(collection, resolved, bound):
                 # A member of the wrong shape stops every check not yet reported: one log says so.
-                yield from stopping_at_mismatch(
-                    collection_results(run, frames, selected, pushdowns=pushdowns, keep=keep),
+                outcome = collection_results(
+                    run, frames, selected, pushdowns=pushdowns, keep=keep, trends=histories
+                )
+                found = stopping_at_mismatch(
+                    outcome,
                     selected,
                     context.log,
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
+                yield from observed(found, context) if observe else found
 
     return guard(
         _checks, by=f"dd.collection_checks({collection.__name__}, members={{{{...: {{key}}}}}})"

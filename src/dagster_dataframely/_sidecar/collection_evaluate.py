@@ -31,35 +31,36 @@ it stays one row.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterator, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import partial
 from typing import TYPE_CHECKING, Any
 
 import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from .._checks.kept import Keeper, keeping
+from .._checks.kept import Keeper, KeptRows, keeping
 from .._checks.results import column_schema_results, evaluate_schema, results
-from .._checks.specs import Check, plan
-from .._engine.backends import backend_for
+from .._checks.specs import plan
+from .._checks.trend_results import TrendHistory, trend_results
+from .._engine.backends import Backend, backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import (
     Evaluation,
-    _hashable,
-    _repeated_hashes,
-    _with_hashes,
     evaluate,
     rule_columns,
 )
+from .._engine.failing_rows import Removed, repeated_keys
 from .._engine.naming import COLUMN_SCHEMA_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from ..errors import ColumnSchemaError
-from .collection_filters import FilterBackend, FilterOutcome, Pair
+from .collection_filters import FilterBackend, FilterOutcome, Pair, Removals, member_results
 from .collection_members import CollectionRun, Member
 from .collection_pushdown import SQLFilters
 from .collection_rules import propagated_member
+from .collection_trends import noting_removed, read_by_trends
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
     from .._engine.sql.backend import SQLTable
@@ -74,6 +75,7 @@ def collection_results(
     *,
     pushdowns: Mapping[str, SQLTable | None] | None = None,
     keep: Mapping[str, Keeper] | None = None,
+    trends: Mapping[str, TrendHistory] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
@@ -83,8 +85,12 @@ def collection_results(
     cannot convert, found while the member's rules are counted. A member in `pushdowns` (a
     database table) has its rules, and the filters on it, evaluated in its database where
     they have an exact SQL form (`collection_pushdown`). A member in `keep` keeps the rows
-    failing its schema's rules (`keep_failing_rows=`).
+    failing its schema's rules and the rows its filters remove (`keep_failing_rows=`). A
+    member in `trends` (whose trend check is selected) gets its trend last: its rows, its
+    rules' and every filter's failing fraction on it, so those are evaluated whether or not
+    their checks are selected.
     """
+    trends = trends or {}
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
     casts = {
         member.name: Casts.plan(member.schema, actual[member.name], run.read_dtypes)
@@ -110,6 +116,7 @@ def collection_results(
         for member in run.members
         if member.in_filters and _selected(selected, member, rule.check_name)
     ]
+    pairs = wanted + read_by_trends(run, trends, selected)
     # Each member's rows and what its rules found, split into valid and invalid rows only
     # when a filter is left to polars (a failed key rule's repeated keys are collected).
     unsplit: dict[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]] = {}
@@ -131,7 +138,7 @@ def collection_results(
             for check in plan(catalogue, run.settings, member.schema.__name__)
             if member.own_checks and _selected(selected, member, check.name)
         ]
-        if not planned and not wanted and not reports_casts:
+        if not planned and not pairs and not reports_casts and member.name not in trends:
             continue
         lf = frames[member.name]
         samples = run.settings.max_failure_samples if planned or reports_casts else 0
@@ -168,8 +175,49 @@ def collection_results(
         )
     if mismatches:
         raise _combined(mismatches)
-    if not wanted:
-        return
+    removed: dict[str, dict[str, int]] = {name: {} for name in trends}
+    if pairs:
+        # Each member keeping its failing rows keeps those its filters remove too.
+        removals: dict[str, Callable[[Removed], KeptRows]] = {
+            member.name: partial(
+                keeper.removed,
+                member.schema,
+                rules(member.schema),
+                pushdown=tables.get(member.name),
+            )
+            for member in run.members
+            if (keeper := (keep or {}).get(member.name)) is not None
+        }
+        filtered = _filtered(
+            run, pairs, unsplit, catalogues, evaluations, backends, actual, removals
+        )
+        for result in noting_removed(filtered, run.members, removed):
+            key = dg.AssetCheckKey(result.asset_key, result.check_name or "")  # type: ignore[arg-type]
+            if key in selected:
+                yield result
+    for member in run.members:
+        if member.name in trends:
+            yield from trend_results(
+                trends[member.name],
+                evaluations[member.name],
+                catalogues[member.name],
+                asset_key=member.key,
+                removed=removed[member.name],
+            )
+
+
+def _filtered(
+    run: CollectionRun,
+    pairs: Sequence[Pair],
+    unsplit: Mapping[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]],
+    catalogues: Mapping[str, list[Rule]],
+    evaluations: Mapping[str, Evaluation],
+    backends: Mapping[str, Backend],
+    actual: Mapping[str, Mapping[str, pl.DataType]],
+    removals: Removals,
+) -> Iterator[dg.AssetCheckResult]:
+    """The results of the filter `pairs`: in the members' database where they share one,
+    the rest by polars, keeping the rows they remove for the members in `removals`."""
     read = {
         m.name: {name: actual[m.name][name] for name in m.schema.column_names()}
         for m in run.members
@@ -177,10 +225,10 @@ def collection_results(
     evaluated = {name: backends[name] for name in catalogues}
     # Each filter backend in turn takes the pairs the one before left: SQL, then polars.
     chain: tuple[FilterBackend, ...] = (
-        SQLFilters(run, evaluated, catalogues, evaluations, read),
-        PolarsFilters(run, unsplit),
+        SQLFilters(run, evaluated, catalogues, evaluations, read, removals),
+        PolarsFilters(run, unsplit, removals),
     )
-    outcome = FilterOutcome(left=wanted)
+    outcome = FilterOutcome(left=list(pairs))
     for filters in chain:
         if outcome.left:
             outcome = filters.evaluate_filters(outcome.left, outcome.declined)
@@ -194,6 +242,7 @@ class PolarsFilters:
 
     run: CollectionRun
     unsplit: Mapping[str, tuple[pl.LazyFrame, list[Rule], Mapping[str, int]]]
+    removals: Removals = field(default_factory=dict)
 
     def evaluate_filters(
         self, wanted: Sequence[Pair], declined: Mapping[str, str]
@@ -203,7 +252,7 @@ class PolarsFilters:
         split = {name: split_rows(*parts) for name, parts in self.unsplit.items()}
         valid = {name: rows for name, (rows, _) in split.items()}
         invalid = {name: rows for name, (_, rows) in split.items()}
-        found = _filter_results(self.run, valid, invalid, wanted, declined)
+        found = _filter_results(self.run, valid, invalid, wanted, declined, self.removals)
         return FilterOutcome(found, (), declined)
 
 
@@ -225,7 +274,7 @@ def split_rows(
     for index, rule in enumerate(r for r in failing if r.distinct_over is not None):
         repeated = f"{_ROWS}_repeated_{index}"
         flagged = flagged.join(
-            _repeated_keys(lf, rule).with_columns(pl.lit(True).alias(repeated)),
+            repeated_keys(lf, rule).with_columns(pl.lit(True).alias(repeated)),
             on=list(rule.distinct_over or ()),
             how="left",
             nulls_equal=True,
@@ -234,18 +283,6 @@ def split_rows(
         flags.append(repeated)
         passes = passes & ~pl.col(repeated)
     return flagged.filter(passes).drop(flags), flagged.filter(~passes).drop(flags)
-
-
-def _repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
-    """The keys of a failed `unique`/primary-key rule that more than one row holds. As the
-    evaluator counts them: only rows whose key hash repeats are grouped, so memory grows
-    with the rows (8 bytes each), not with the distinct keys."""
-    keys = rule.distinct_over or ()
-    if _hashable(lf.collect_schema(), keys):
-        hashes = _repeated_hashes(lf, keys).collect(engine="streaming")
-        lf = _with_hashes(lf, rule, hashes)
-    repeated = lf.group_by(list(keys)).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
-    return repeated.drop(_ROWS).collect(engine="streaming").lazy()
 
 
 def kept_keys(
@@ -305,11 +342,12 @@ def _filter_results(
     invalid: Mapping[str, pl.LazyFrame],
     wanted: Sequence[tuple[Rule, Member]],
     declined: Mapping[str, str],
+    removals: Removals,
 ) -> Iterator[dg.AssetCheckResult]:
     """Each filter, and each propagating member's failures, is a rule on a member's valid
     rows, evaluated by the one evaluator: one streaming pass per member counts them all,
-    then the removed rows are sampled. A filter a database `declined` says why in
-    `dy_engine`."""
+    then the removed rows are sampled (and kept, for the members in `removals`). A filter a
+    database `declined` says why in `dy_engine`."""
     from .._engine.sql.exactness import fallback_engine
 
     kept = kept_keys(run.collection, valid, {rule.name for rule, _ in wanted})
@@ -319,23 +357,22 @@ def _filter_results(
         mine = [rule for rule, m in wanted if m is member]
         if not mine:
             continue
+        membership = [
+            propagation_membership(rule, key, dropped[rule.name])
+            if rule.name in dropped
+            else filter_membership(rule, key, kept[rule.name])
+            for rule in mine
+        ]
         evaluation = evaluate(
             valid[member.name],
-            [
-                propagation_membership(rule, key, dropped[rule.name])
-                if rule.name in dropped
-                else filter_membership(rule, key, kept[rule.name])
-                for rule in mine
-            ],
+            membership,
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
         )
         reasons = {r.name: fallback_engine(declined[r.name]) for r in mine if r.name in declined}
-        yield from results(
-            [Check(rule.check_name, (rule,)) for rule in mine],
-            replace(evaluation, engines={**evaluation.engines, **reasons}),
-            asset_key=member.key,
-        )
+        evaluation = replace(evaluation, engines={**evaluation.engines, **reasons})
+        removed = Removed(membership, evaluation, valid=valid[member.name])
+        yield from member_results(member, evaluation, removals, removed)
 
 
 def _columns(

@@ -10,17 +10,24 @@ pair is evaluated once, in the database where it can be.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Protocol
 
 import dagster as dg
 
+from .._checks.kept import KeptRows, keeping
+from .._checks.results import results
+from .._checks.specs import Check
 from .._engine.catalogue import Rule
+from .._engine.evaluate import Evaluation
+from .._engine.failing_rows import Removed
 from .collection_members import Member
 
 #: A filter's record (or a propagating member's) and a member it removes rows from.
 Pair = tuple[Rule, Member]
+#: Keeps a member's rows that its filters removed (`keep_failing_rows=`), by member name.
+Removals = Mapping[str, Callable[[Removed], KeptRows]]
 
 
 @dataclass(frozen=True)
@@ -33,6 +40,23 @@ class FilterOutcome:
     left: Sequence[Pair] = ()
     #: filter name -> why a database declined it (its `dy_engine` reason).
     declined: Mapping[str, str] = field(default_factory=dict)
+
+
+def member_results(
+    member: Member,
+    evaluation: Evaluation,
+    removals: Removals,
+    removed: Removed,
+) -> Iterator[dg.AssetCheckResult]:
+    """The results of the filters of `removed` on `member`, which `evaluation` found; where
+    the member keeps its failing rows, its removed rows kept first and each failing result
+    saying where."""
+    checks = [Check(rule.check_name, (rule,)) for rule in removed.filters]
+    found = results(checks, evaluation, asset_key=member.key)
+    remove = removals.get(member.name)
+    if remove is None:
+        return found
+    return keeping(checks, found, remove(removed), evaluation)
 
 
 class FilterBackend(Protocol):

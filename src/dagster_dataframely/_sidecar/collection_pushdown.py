@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterator, Mapping, Sequence
 from contextlib import nullcontext
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -24,17 +24,17 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
-from .._checks.results import results
-from .._checks.specs import Check
 from .._engine.backends import Backend
 from .._engine.catalogue import Rule
 from .._engine.dataframely_internals import collection_filters, collection_instance
 from .._engine.evaluate import Evaluation
-from .collection_filters import FilterOutcome, Pair
+from .._engine.failing_rows import Removed
+from .collection_filters import FilterOutcome, Pair, Removals, member_results
 from .collection_rules import propagated_member
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
     from .._engine.sql.filters import KeyMatch, MemberRows
+    from .._engine.sql.staging import Session
     from .collection_members import CollectionRun, Member
 
 
@@ -49,6 +49,7 @@ class SQLFilters:
     catalogues: Mapping[str, Sequence[Rule]]
     evaluations: Mapping[str, Evaluation]
     dtypes: Mapping[str, Mapping[str, pl.DataType]]
+    removals: Removals = field(default_factory=dict)
 
     def evaluate_filters(
         self, wanted: Sequence[Pair], declined: Mapping[str, str]
@@ -65,7 +66,9 @@ class SQLFilters:
         rest = list(wanted)
         reasons = dict(declined)
         for members in _by_database(rows).values():
-            pushed, rest = _database_results(self.run, members, rows, self.dtypes, rest, reasons)
+            pushed, rest = _database_results(
+                self.run, members, rows, self.dtypes, rest, reasons, self.removals
+            )
             done += pushed
         return FilterOutcome(done, rest, reasons)
 
@@ -84,6 +87,7 @@ def _database_results(
     dtypes: Mapping[str, Mapping[str, pl.DataType]],
     wanted: Sequence[tuple[Rule, Member]],
     reasons: dict[str, str],
+    removals: Removals,
 ) -> tuple[list[dg.AssetCheckResult], list[tuple[Rule, Member]]]:
     """The results of the wanted pairs on `members` (tables of one database) that run there,
     and the pairs left; a filter declined here is logged and its reason added to `reasons`."""
@@ -119,12 +123,38 @@ def _database_results(
         matches[rule.name] = kept(plan.relation)
     pushed = [(r, m) for r, m in wanted if m.name in members and r.name in matches]
     left = [(r, m) for r, m in wanted if not (m.name in members and r.name in matches)]
+    pushed, left = _kept_whole(pushed, left, members, removals, reasons)
     opens = rows[members[0]].table.session
     with opens() if opens is not None and pushed else nullcontext() as session:
         if session is None:
-            return list(_evaluated(run, rows, pushed, matches, key)), left
+            return list(_evaluated(run, rows, pushed, matches, key, removals)), left
         staged = {name: match.staged_in(key, session) for name, match in matches.items()}
-        return list(_evaluated(run, rows, pushed, staged, key, session.run)), left
+        return list(_evaluated(run, rows, pushed, staged, key, removals, session)), left
+
+
+def _kept_whole(
+    pushed: Sequence[Pair],
+    left: Sequence[Pair],
+    members: Sequence[str],
+    removals: Removals,
+    reasons: dict[str, str],
+) -> tuple[list[Pair], list[Pair]]:
+    """`pushed` and `left`, with every filter on a member of `members` that keeps its removed
+    rows left to polars when one of them is: a row two filters remove is then kept once,
+    flagged by both (rows kept by two engines would hold it twice). Each moved filter says
+    why."""
+    split = {m.name for _, m in left if m.name in members and m.name in removals}
+    if not split:
+        return list(pushed), list(left)
+    moved = [(r, m) for r, m in pushed if m.name in split]
+    others = ", ".join(sorted({r.name for r, m in left if m.name in split}))
+    for rule, _ in moved:
+        reasons.setdefault(
+            rule.name,
+            f"keep_failing_rows: {others} runs in polars on the members this filter removes "
+            "rows from, so their removed rows are selected there, with every filter's flag",
+        )
+    return [(r, m) for r, m in pushed if m.name not in split], [*left, *moved]
 
 
 def _filtered(
@@ -142,7 +172,8 @@ def _evaluated(
     pushed: Sequence[tuple[Rule, Member]],
     matches: Mapping[str, KeyMatch],
     key: Sequence[str],
-    query: Callable[[str], pl.DataFrame] | None = None,
+    removals: Removals,
+    session: Session | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     from .._engine.sql.filters import evaluate_filters
 
@@ -150,15 +181,17 @@ def _evaluated(
         mine = [rule for rule, m in pushed if m is member]
         if not mine:
             continue
+        mine_matches = {rule.name: matches[rule.name] for rule in mine}
         evaluation = evaluate_filters(
             rows[member.name],
             mine,
-            {rule.name: matches[rule.name] for rule in mine},
+            mine_matches,
             max_failure_samples=run.settings.max_failure_samples,
             identify=member.schema.primary_key(),
             key=key,
-            run=query,
+            run=None if session is None else session.run,
         )
-        yield from results(
-            [Check(rule.check_name, (rule,)) for rule in mine], evaluation, asset_key=member.key
+        removed = Removed(
+            mine, evaluation, rows=rows[member.name], matches=mine_matches, key=key, session=session
         )
+        yield from member_results(member, evaluation, removals, removed)

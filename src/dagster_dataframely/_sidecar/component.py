@@ -33,10 +33,11 @@ from pathlib import Path
 from typing import Any, Literal
 
 import dagster as dg
+import dataframely as dy
 from pydantic import BaseModel
 
 from .._checks.asset_keys import parse_asset_key
-from .._engine.catalogue import rules
+from .._engine.catalogue import Rule, rules
 from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .checks_job import checks_job
@@ -51,7 +52,8 @@ from .component_entries import (
     schema_at,
 )
 from .component_tree import DeclaredAssets, PartitionsField, components_of
-from .failing_rows import KeepFailingRows, failures_spec
+from .failing_rows import KeepFailingRows
+from .failures_asset import failures_spec, member_shape
 from .schema_checks import schema_checks
 
 __all__ = ["SchemaChecksComponent", "schema_at"]
@@ -98,7 +100,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     `checks` lists `{asset, schema: "package.module:Class", warn, tolerate, expect_rows,
     expect_fresh, trends, blocking, check_granularity, schema_rules, max_failure_samples, name,
-    source, partitions_def, read_dtypes, keep_failing_rows, max_failing_rows}`; the settings
+    source, partitions_def, read_dtypes, keep_failing_rows, max_failing_rows,
+    observe_fractions}`; the settings
     beside `checks` apply to every entry that does not set its own. `checks_job: <name>` adds
     a job that runs the file's checks alone, for `dg launch --job <name>`.
     """
@@ -116,6 +119,8 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     #: schema or directory to keep them in; at most `max_failing_rows` per run.
     keep_failing_rows: bool | str | None = None
     max_failing_rows: int | None = None
+    #: Observe every check's failing fraction per run, for the asset's Plots tab.
+    observe_fractions: bool | None = None
     #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
     #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
     checks_job: str | None = None
@@ -153,17 +158,33 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         )
 
     def _failures(self, declared: "DeclaredAssets | None") -> list[dg.AssetSpec]:
-        """The failing rows each entry keeps, declared downstream of its (declared) asset."""
-        found = []
-        for entry in self.checks if declared else ():
-            spec = declared.specs.get(entry.asset)  # type: ignore[union-attr]
+        """The failing rows each entry keeps, declared downstream of its (declared) asset: a
+        collection member's with a column per filter, one asset however many entries."""
+        if declared is None:
+            return []
+        shapes: dict[dg.AssetKey, tuple[type[dy.Schema], list[Rule], Any]] = {}
+        for entry in self.checks:
+            spec = declared.specs.get(entry.asset)
             keep = _first(entry.keep_failing_rows, self.keep_failing_rows)
             if spec is None or KeepFailingRows.resolve(keep, None) is None:
                 continue
             schema = as_dataframely(entry.schema)
             partitions = entry.partitions_def or self.partitions_def or spec.partitions_def
-            found.append(failures_spec(spec.key, schema, rules(schema), partitions))
-        return found
+            shapes[spec.key] = (schema, rules(schema), partitions)
+        for collection in self.collections:
+            keep = _first(collection.keep_failing_rows, self.keep_failing_rows)
+            if KeepFailingRows.resolve(keep, None) is None:
+                continue
+            for member, asset in collection.members.items():
+                key = parse_asset_key(asset, argument=f"members.{member}")
+                spec = declared.specs.get(key)
+                if spec is None:  # refused where the collection's checks are built
+                    continue
+                schema, filters = member_shape(collection.collection, member, key)
+                partitions = collection.partitions_def or self.partitions_def or spec.partitions_def
+                found = shapes.get(key, (schema, rules(schema), partitions))
+                shapes[key] = (found[0], [*found[1], *filters], found[2])
+        return [failures_spec(key, *shape) for key, shape in shapes.items()]
 
     def _jobs(self, file: Path, checks: list[dg.AssetChecksDefinition]) -> list[Any]:
         """The `checks_job` of this file, if it names one."""
@@ -201,6 +222,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             "read_dtypes": entry.read_dtypes or self.read_dtypes,
             "keep_failing_rows": _first(entry.keep_failing_rows, self.keep_failing_rows),
             "max_failing_rows": _first(entry.max_failing_rows, self.max_failing_rows),
+            "observe_fractions": _first(entry.observe_fractions, self.observe_fractions),
         }
 
     def _build_collection(
@@ -226,6 +248,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 name=entry.name,
                 skip_schema_checks=tuple(entry.skip_schema_checks),
                 partitions_def=partitions_def,
+                trends=entry.trends,
                 **self._settings(entry),
             )
         except DagsterDataframelyError as error:

@@ -86,6 +86,7 @@ class SourceConfig(dg.Resolvable):
     pushdown: bool | None = None
     dialect: str | None = None
     path: str | None = None
+    format: str | None = None
     storage_options: dict[str, str] | None = None
     function: str | None = None
     resource_keys: Sequence[str] = ()
@@ -148,6 +149,8 @@ class SchemaCheck(dg.Resolvable):
     #: True, or the schema or directory the failing rows are kept in (`keep_failing_rows=`).
     keep_failing_rows: bool | str | None = None
     max_failing_rows: int | None = None
+    #: Observe every check's failing fraction per run, for the asset's Plots tab.
+    observe_fractions: bool | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
@@ -182,6 +185,10 @@ class CollectionCheck(dg.Resolvable):
     read_dtypes: Literal["strict", "cast"] | None = None
     keep_failing_rows: bool | str | None = None
     max_failing_rows: int | None = None
+    #: Observe every check's failing fraction per run, for the asset's Plots tab.
+    observe_fractions: bool | None = None
+    #: `{window: 20, k: 3}`: each member's trend check, as `trends=` takes it.
+    trends: dict[str, int | float | str] | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:

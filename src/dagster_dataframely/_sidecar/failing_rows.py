@@ -14,11 +14,9 @@ so it never hides a verdict.
 
 from __future__ import annotations
 
-import os
-import uuid
 from collections.abc import Callable, Sequence
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
@@ -29,11 +27,13 @@ import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
-from .._engine.failing_rows import Stamp, failing_frame, failing_rules, flag_columns
+from .._engine.failing_rows import Removed, Stamp, failing_frame, failing_rules, flag_columns
 from .._engine.settings import resolve
 from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
+from .collection_rules import FILTER_CHECK_PREFIX
+from .failing_files import SUFFIX, beside, sink_atomically
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -41,9 +41,10 @@ if TYPE_CHECKING:
     from .._engine.sql.backend import SQLTable
     from .._engine.sql.staging import Session
 
-#: The suffix of the failures table, directory and asset of a checked asset.
-SUFFIX = "__dy_failures"
 _UNPARTITIONED = "__unpartitioned"
+#: Marks a collection member's file of the rows its filters removed: `<partition>@filters`
+#: (a quoted partition key never holds `@`).
+_REMOVED = "@filters"
 #: Words of a database's refusal to let the role create or write a table.
 _REFUSALS = ("permission", "privilege", "read-only", "read only", "not authorized")
 
@@ -78,7 +79,6 @@ class Kept:
     cap: int
     kept: int = 0
     query: Callable[[Sequence[str]], str] | None = None
-    language: str = "sql"
     error: str | None = None
 
     def metadata(self, rules: Sequence[Rule], evaluation: Evaluation) -> dict[str, Any]:
@@ -91,20 +91,26 @@ class Kept:
             "dy_failing_rows_kept": self.kept,
             "dy_failing_rows_cap": self.cap,
         }
-        if flags and self.query is not None:
-            text = self.query(flags)
-            found["dy_failing_rows"] = dg.MetadataValue.md(f"```{self.language}\n{text}\n```")
+        if flags and self.query is not None:  # text: shown whole in the Checks tab, copied as is
+            found["dy_failing_rows"] = dg.MetadataValue.text(self.query(flags))
         return found
 
 
 @dataclass(frozen=True)
 class Keeper:
-    """Keeps one run's failing rows of one asset (the hook `schema_results` calls)."""
+    """Keeps one run's failing rows of one asset: the rows failing its rules (the hook
+    `schema_results` calls) and, for a collection member, the rows its `filters` removed
+    (`removed`). Each kind replaces only its own earlier rows of the partition."""
 
     setting: KeepFailingRows
     context: dg.AssetCheckExecutionContext
     asset_key: dg.AssetKey
     source: Source
+    #: A collection member's filter records: their flags follow its rules' in every row.
+    filters: Sequence[Rule] = ()
+    #: Rows kept so far in this step, by kind (True: removed by filters): the cap holds for
+    #: a member's rule and filter rows together.
+    written: dict[bool, int] = field(default_factory=dict, compare=False)
 
     @property
     def stamp(self) -> Stamp:
@@ -124,11 +130,65 @@ class Keeper:
         evaluation: Evaluation,
         pushdown: SQLTable | None,
     ) -> Kept:
+        shape = [*catalogue, *self.filters]
+        columns, stamp = schema.column_names(), self.stamp
+
+        def select(cap: int) -> exp.Select | None:
+            from .._engine.sql import failing_rows as sql
+
+            assert pushdown is not None  # see `_keep`
+            dtypes = lf.collect_schema()
+            return sql.failing_select(pushdown, schema, dtypes, shape, evaluation, stamp, cap)
+
+        def frame(cap: int) -> pl.LazyFrame:
+            return failing_frame(lf, columns, shape, evaluation, stamp, cap)
+
+        rows = _Rows(columns, shape, bool(failing_rules(shape, evaluation)), frame, select)
+        return self._keep(rows, pushdown, removed=False)
+
+    def removed(
+        self,
+        schema: type[dy.Schema],
+        catalogue: Sequence[Rule],
+        removed: Removed,
+        pushdown: SQLTable | None,
+    ) -> Kept:
+        """Keep the valid rows of this collection member that its filters removed
+        (`catalogue`: the member's rules); the database's rows where `removed` has them."""
+        ran = {rule.name: rule for rule in removed.filters}
+        shape = [*catalogue, *(ran.get(rule.name, rule) for rule in self.filters)]
+        columns, stamp, passed = schema.column_names(), self.stamp, removed.passed(shape)
+
+        def select(cap: int) -> exp.Select | None:
+            from .._engine.sql import failing_rows as sql
+
+            if removed.rows is None:
+                return None
+            return sql.removed_select(removed, columns, shape, stamp, cap)
+
+        def frame(cap: int) -> pl.LazyFrame:
+            assert removed.valid is not None  # polars evaluated the filters
+            return failing_frame(removed.valid, columns, shape, passed, stamp, cap)
+
+        rows = _Rows(columns, shape, bool(failing_rules(shape, passed)), frame, select)
+        return self._keep(rows, pushdown, removed=True, session=removed.session)
+
+    def _keep(
+        self,
+        rows: _Rows,
+        pushdown: SQLTable | None,
+        *,
+        removed: bool,
+        session: Session | None = None,
+    ) -> Kept:
         table = getattr(getattr(self.source, "reference", None), "table", None)
         try:
             if pushdown is not None and pushdown.session is not None and table is not None:
-                return self._in_database(schema, lf, catalogue, evaluation, pushdown, table)
-            return self._in_files(schema, lf, catalogue, evaluation)
+                if session is not None:
+                    return self._in_database(rows, pushdown, table, session, removed=removed)
+                with pushdown.session() as opened:
+                    return self._in_database(rows, pushdown, table, opened, removed=removed)
+            return self._in_files(rows, removed=removed)
         except Exception as error:  # whatever failed, keeping never hides a verdict
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
@@ -140,12 +200,12 @@ class Keeper:
 
     def _in_database(
         self,
-        schema: type[dy.Schema],
-        lf: pl.LazyFrame,
-        catalogue: Sequence[Rule],
-        evaluation: Evaluation,
+        rows: _Rows,
         pushdown: SQLTable,
         table: exp.Table,
+        session: Session,
+        *,
+        removed: bool,
     ) -> Kept:
         from .._engine.sql import failing_rows as sql
 
@@ -162,40 +222,39 @@ class Keeper:
                 return Kept(self.setting.target, self.setting.cap, error=str(error))
         target = sql.beside(table, dialect, within)
         address = target.sql(dialect=dialect.name)
-        stamp, cap = self.stamp, self.setting.cap
-        columns = schema.column_names()
-        assert pushdown.session is not None  # see `__call__`
-        with pushdown.session() as session:
+        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
+        try:
+            create = sql.create(pushdown, target, rows.columns, rows.shape)
             try:
-                create = sql.create(pushdown, target, columns, catalogue)
-                try:
-                    session.execute(create.sql(dialect=dialect.name))
-                except Exception:  # a concurrent run may have created it meanwhile
-                    session.rollback()
-                    session.execute(create.sql(dialect=dialect.name))
-                found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
-                flags = [flag for flag in flag_columns(catalogue) if flag not in found]
-                for alter in sql.widen(target, flags):
-                    session.execute(alter.sql(dialect=dialect.name))
-                statements: list[exp.Expr] = [sql.clear(target, stamp)]
-                if failing_rules(catalogue, evaluation):
-                    dtypes = lf.collect_schema()
-                    select = sql.failing_select(
-                        pushdown, schema, dtypes, catalogue, evaluation, stamp, cap
-                    )
-                    if select is not None:
-                        statements.append(sql.insert(target, select, _names(columns, catalogue)))
-                    else:  # a failing rule runs in polars: so do the rows it selects
-                        rows = failing_frame(lf, columns, catalogue, evaluation, stamp, cap)
-                        frame = rows.collect(engine="streaming")
-                        statements += sql.values(target, frame, dialect)
-                _transaction(session, [s.sql(dialect=dialect.name) for s in statements])
-                kept = int(session.run(sql.counted(target, stamp).sql(dialect=dialect.name))[0, 0])
-            except Exception as error:  # keeping never hides a verdict
-                return self._refused(error, pushdown, session, target, address)
+                session.execute(create.sql(dialect=dialect.name))
+            except Exception:  # a concurrent run may have created it meanwhile
+                session.rollback()
+                session.execute(create.sql(dialect=dialect.name))
+            found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
+            flags = [flag for flag in flag_columns(rows.shape) if flag not in found]
+            for alter in sql.widen(target, flags):
+                session.execute(alter.sql(dialect=dialect.name))
+            filters = sorted(f for f in found | set(flags) if f.startswith(FILTER_CHECK_PREFIX))
+            kind = sql.kind(filters, removed=removed)
+            # This run's rows of this kind replace the partition's earlier ones.
+            statements: list[exp.Expr] = [sql.clear(target, stamp, kind)]
+            if rows.failing and cap > 0:
+                select = rows.select(cap)
+                names = _names(rows.columns, rows.shape)
+                if select is not None:
+                    statements.append(sql.insert(target, select, names))
+                else:  # a failing rule runs in polars: so do the rows it selects
+                    frame = rows.frame(cap).collect(engine="streaming")
+                    statements += sql.values(target, frame, dialect)
+            _transaction(session, [s.sql(dialect=dialect.name) for s in statements])
+            counted = sql.counted(target, stamp, kind).sql(dialect=dialect.name)
+            kept = int(session.run(counted)[0, 0])
+        except Exception as error:  # keeping never hides a verdict
+            return self._refused(error, pushdown, session, target, address)
+        self.written[removed] = kept
         return Kept(
             address,
-            cap,
+            self.setting.cap,
             kept,
             query=lambda flags: sql.query(target, stamp, flags).sql(dialect=dialect.name),
         )
@@ -240,20 +299,14 @@ class Keeper:
         self.context.log.warning(message)
         return Kept(address, self.setting.cap, error=message)
 
-    def _in_files(
-        self,
-        schema: type[dy.Schema],
-        lf: pl.LazyFrame,
-        catalogue: Sequence[Rule],
-        evaluation: Evaluation,
-    ) -> Kept:
-        stamp, cap = self.stamp, self.setting.cap
+    def _in_files(self, rows: _Rows, *, removed: bool) -> Kept:
+        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
         directory = self.directory()
-        name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + ".parquet"
+        mark = _REMOVED if removed else ""
+        name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + mark + ".parquet"
         path = f"{directory.rstrip('/')}/{name}"
         try:
-            frame = failing_frame(lf, schema.column_names(), catalogue, evaluation, stamp, cap)
-            _sink_atomically(frame, directory, name)
+            sink_atomically(rows.frame(max(cap, 0)), directory, name)
             kept = pl.scan_parquet(path).select(pl.len()).collect().item()
         except Exception as error:
             message = (
@@ -263,17 +316,17 @@ class Keeper:
                 "or set keep_failing_rows= to one that can."
             )
             self.context.log.warning(message)
-            return Kept(path, cap, error=message)
+            return Kept(path, self.setting.cap, error=message)
+        self.written[removed] = kept
         return Kept(
             path,
-            cap,
+            self.setting.cap,
             kept,
             query=lambda flags: (
                 f"pl.scan_parquet({path!r}).filter("
                 + " | ".join(f"pl.col({flag!r})" for flag in flags)
                 + ")"
             ),
-            language="python",
         )
 
     def directory(self) -> str:
@@ -282,9 +335,23 @@ class Keeper:
         if self.setting.target is not None:
             return str(Path(self.setting.target).joinpath(*failures_key(self.asset_key).path))
         if isinstance(self.source, _ScannedSource):
-            return _beside(self.source.path, glob=isinstance(self.source, ParquetSource))
+            return beside(self.source.path, glob=isinstance(self.source, ParquetSource))
         storage = Path(self.context.instance.storage_directory())
         return str(storage.joinpath(*failures_key(self.asset_key).path))
+
+
+@dataclass(frozen=True)
+class _Rows:
+    """The rows one keeping writes: the checked `columns`, the rules whose flags follow
+    (`shape`), whether any flag fails (`failing`), and how to select at most a cap of them:
+    in polars (`frame`) or, where every flag has an exact SQL form, in the database
+    (`select`, None otherwise)."""
+
+    columns: Sequence[str]
+    shape: Sequence[Rule]
+    failing: bool
+    frame: Callable[[int], pl.LazyFrame]
+    select: Callable[[int], exp.Select | None]
 
 
 def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:
@@ -308,65 +375,3 @@ def _transaction(session: Session, statements: Sequence[str]) -> None:
         session.rollback()  # the connection's own, which pins the session's settings again
         raise
     session.execute(exp.Commit().sql(dialect=dialect))
-
-
-def _beside(path: str, *, glob: bool) -> str:
-    """`orders.parquet`, `orders/` or `orders/*.parquet` -> `orders__dy_failures`."""
-    head = path
-    if glob:
-        for mark in "*?[":
-            head = head.split(mark, 1)[0]
-    head = head.rstrip("/")
-    stem = head.rsplit("/", 1)
-    parent, last = (stem[0], stem[1]) if len(stem) == 2 else ("", stem[0])
-    last = last.removesuffix(".parquet")
-    return f"{parent}/{last}{SUFFIX}" if parent else f"{last}{SUFFIX}"
-
-
-def _sink_atomically(frame: pl.LazyFrame, directory: str, name: str) -> None:
-    """Stream `frame` to `directory/name`: to a temporary file renamed over it locally (a
-    reader never sees half a file); an object store's upload is atomic of itself."""
-    if "://" in directory:
-        frame.sink_parquet(f"{directory.rstrip('/')}/{name}")
-        return
-    Path(directory).mkdir(parents=True, exist_ok=True)
-    temporary = Path(directory, f".{name}.{uuid.uuid4().hex}.tmp")
-    try:
-        frame.sink_parquet(temporary)
-        os.replace(temporary, Path(directory, name))
-    finally:
-        temporary.unlink(missing_ok=True)
-
-
-def failures_spec(
-    asset_key: dg.AssetKey,
-    schema: type[dy.Schema],
-    catalogue: Sequence[Rule],
-    partitions_def: dg.PartitionsDefinition | None,
-) -> dg.AssetSpec:
-    """The failing rows of `asset_key` as an asset downstream of it, with its Columns tab:
-    the schema's columns, a flag per rule and the run's stamp. The checks write it, so it
-    is declared, not materialized."""
-    from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema
-    from .._engine.failing_rows import PARTITION_KEY, RUN_ID
-
-    checked = table_schema(schema)
-    added = [
-        dg.TableColumn(rule.check_name, "Boolean", description=f"Fails {rule.name}")
-        for rule in {rule.check_name: rule for rule in catalogue}.values()
-    ]
-    added += [
-        dg.TableColumn(RUN_ID, "String", description="The run that kept the row"),
-        dg.TableColumn(PARTITION_KEY, "String", description="The partition the run checked"),
-    ]
-    return dg.AssetSpec(
-        failures_key(asset_key),
-        deps=[asset_key],
-        partitions_def=partitions_def,
-        description=(
-            f"The rows of {asset_key.to_user_string()} failing a rule of {schema.__name__}, "
-            "kept by its checks (keep_failing_rows=): one Boolean per rule, true where the row "
-            "fails it."
-        ),
-        metadata={COLUMN_SCHEMA_KEY: dg.TableSchema(columns=[*checked.columns, *added])},
-    )

@@ -20,8 +20,10 @@ import dagster as dg
 from .._checks.asset_keys import AssetKeyLike, parse_asset_key
 from .._checks.graph_internals import guard
 from .._checks.history_internals import past_figures
+from .._checks.observations import observing
 from .._checks.results import schema_results
 from .._checks.specs import check_specs, trend_spec
+from .._checks.table_results import partition_end
 from .._checks.trend_results import TrendHistory
 from .._engine.evaluate import as_lazy
 from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
@@ -35,7 +37,7 @@ from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
-from ..sources._partitions import partition_end, run_partition
+from ..sources._partitions import run_partition
 from .failing_rows import Keeper, KeepFailingRows
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -63,6 +65,7 @@ def schema_checks(
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     trends: Trends | Mapping[str, Any] | None = None,
+    observe_fractions: bool | None = None,
 ) -> dg.AssetChecksDefinition:
     """The checks of `schema` on an existing `asset`, evaluated on its stored table.
 
@@ -100,7 +103,8 @@ def schema_checks(
     table; a string names the schema (database) or directory (files) to keep them in
     instead. At most `max_failing_rows` rows (default 1,000,000) per run;
     the counts stay exact. Each failing check carries the address and a query
-    (`dy_failing_rows`).
+    (`dy_failing_rows`). `dd.failures_asset(schema, asset=asset)` declares the kept rows
+    as an asset downstream of `asset`, with its Columns tab.
 
     `expect_rows` (`dd.ExpectRows(min=, max=)`) and `expect_fresh` (`dd.ExpectFresh(column,
     within=)`) replace the schema's `dd.expect_rows` and `dd.expect_fresh` for this asset:
@@ -109,6 +113,8 @@ def schema_checks(
     `trends` (`dd.Trends(window=20, k=3.0)`) adds `dy_table__trends`: this run's row count and
     each rule's failing fraction against the last evaluations in the Dagster instance (of the
     same partition key, or of any partition for time-window partitions).
+    `observe_fractions=True` also yields a `dg.AssetObservation` of every check's
+    `dy_failed_fraction` (and the rows checked), which the asset's Plots tab graphs over time.
 
     Example:
         ```python
@@ -130,6 +136,7 @@ def schema_checks(
     )
     read: ReadDtypes = resolve("read_dtypes", read_dtypes)
     keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
+    observe = resolve("observe_fractions", observe_fractions)
     table_checks = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
     trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
     specs = check_specs(
@@ -156,7 +163,7 @@ def schema_checks(
         required_resource_keys=set(reader.required_resource_keys),
         description=f"Rules of {dy_schema.__name__} on the stored {key.to_user_string()} table.",
     )
-    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[dg.AssetCheckResult]:
+    def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[CheckEvent]:
         selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
         names = {k.name for k in selected}
         reported: list[dg.AssetCheckResult] = []
@@ -175,20 +182,34 @@ def schema_checks(
                 keep=None if keeping is None else Keeper(keeping, context, key, source),
                 table=table_checks,
                 reference=partition_end(context),
-                trend=_history(context, key, trend) if TRENDS_CHECK in names else None,
+                trend=trend_history(context, key, trend) if TRENDS_CHECK in names else None,
             )
             # The column-schema check always runs (it reads only the frame's schema), but
             # Dagster accepts results only for the checks the run selected.
             ours = (result for result in outcome if result.check_name in names)
-            for result in stopping_at_mismatch(ours, selected, context.log):
-                reported.append(result)
-                yield result
+            found = stopping_at_mismatch(ours, selected, context.log)
+            for event in observed(found, context) if observe else found:
+                if isinstance(event, dg.AssetCheckResult):
+                    reported.append(event)
+                yield event
         _warn_if_empty(context, key, source, reported)
 
     return guard(_checks, by="dd.schema_checks(asset={key})")
 
 
-def _history(
+#: What a check step yields: its results, and the observation of their fractions (opt in).
+CheckEvent = dg.AssetCheckResult | dg.AssetObservation
+
+
+def observed(
+    results: Iterable[dg.AssetCheckResult], context: dg.AssetCheckExecutionContext
+) -> Iterator[CheckEvent]:
+    """`results`, then the observation of their failing fractions, of the run's partition."""
+    partition = context.partition_key if context.has_partition_key else None
+    return observing(results, partition=partition)
+
+
+def trend_history(
     context: dg.AssetCheckExecutionContext, key: dg.AssetKey, trends: Trends | None
 ) -> TrendHistory | None:
     """The trend check's past figures, one read of the instance: of the run's partition key,

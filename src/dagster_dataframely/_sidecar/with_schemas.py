@@ -17,7 +17,7 @@ import dataframely as dy
 
 from .._checks.asset_keys import closest_keys, listed_keys, parse_asset_key
 from .._checks.metadata import schema_metadata
-from .._engine.catalogue import rules
+from .._engine.catalogue import Rule, rules
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.table_checks import ExpectFresh, ExpectRows
@@ -26,7 +26,8 @@ from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
 from .checks_job import checks_job as dd_checks_job
 from .collection_checks import declared_collection_checks
-from .failing_rows import KeepFailingRows, failures_spec
+from .failing_rows import KeepFailingRows
+from .failures_asset import failures_spec, member_shape
 from .schema_checks import schema_checks
 
 _LISTED_KEYS = 50
@@ -51,6 +52,7 @@ def with_schemas(
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     trends: Trends | Mapping[str, Any] | None = None,
+    observe_fractions: bool | None = None,
 ) -> dg.Definitions:
     """`defs` with a schema attached to each asset `schemas` names.
 
@@ -60,7 +62,8 @@ def with_schemas(
     partitioned asset's checks take its `partitions_def` unless one is given. `expect_rows`
     and `expect_fresh` replace the table checks of every schema named here (a schema
     declares its own with `dd.expect_rows`, `dd.expect_fresh`); `trends` adds each asset's
-    trend check (`dd.schema_checks` says what it compares).
+    trend check (`dd.schema_checks` says what it compares), and `observe_fractions=True` an
+    observation of every check's failing fraction per run, which the Plots tab graphs.
     A key the Definitions do not declare raises `UnknownAssetError` listing the keys they do.
     An entry `{Collection: {member: asset key}}` adds `dd.collection_checks` over those
     assets; a member with a schema entry of its own keeps that entry's checks.
@@ -74,7 +77,8 @@ def with_schemas(
     on read, as `dd.schema_checks` documents, for schema entries and collection members alike.
 
     `keep_failing_rows=True` keeps each run's failing rows beside each checked table, as
-    `dd.schema_checks` documents, and declares them as an asset downstream of it
+    `dd.schema_checks` documents (and a collection's members the rows its filters remove, as
+    `dd.collection_checks` does), and declares them as an asset downstream of it
     (`<name>__dy_failures`, with its Columns tab); at most `max_failing_rows` per run.
 
     `checks_job="name"` adds a job that runs every check of this call and nothing else
@@ -118,6 +122,10 @@ def with_schemas(
             schema_rules=schema_rules,
             max_failure_samples=max_failure_samples,
             read_dtypes=read_dtypes,
+            trends=trends,
+            observe_fractions=observe_fractions,
+            keep_failing_rows=keep_failing_rows,
+            max_failing_rows=max_failing_rows,
         )
         collection_checks.append(built)
         by_collection |= set(member_schemas) - set(by_key)
@@ -145,6 +153,7 @@ def with_schemas(
             expect_rows=expect_rows,
             expect_fresh=expect_fresh,
             trends=trends,
+            observe_fractions=observe_fractions,
         )
         for key, schema in by_key.items()
         if key not in by_collection
@@ -153,9 +162,13 @@ def with_schemas(
         []
         if KeepFailingRows.resolve(keep_failing_rows, max_failing_rows) is None
         else [
-            failures_spec(key, schema, rules(schema), partitions_def or specs[key].partitions_def)
+            failures_spec(
+                key,
+                schema,
+                [*rules(schema), *_filters(collections, key)],
+                partitions_def or specs[key].partitions_def,
+            )
             for key, schema in by_key.items()
-            if key not in by_collection
         ]
     )
     with warnings.catch_warnings():
@@ -165,6 +178,20 @@ def with_schemas(
     every = [*checks, *collection_checks]
     jobs = [] if checks_job is None else [dd_checks_job(*every, name=checks_job)]
     return dg.Definitions.merge(mapped, dg.Definitions(assets=kept, asset_checks=every, jobs=jobs))
+
+
+def _filters(
+    collections: Mapping[type[dy.Collection], Mapping[str, str | dg.AssetKey]],
+    key: dg.AssetKey,
+) -> list[Rule]:
+    """The filters of `collections` that remove rows from the asset `key` (a member)."""
+    return [
+        rule
+        for collection, entry in collections.items()
+        for member, asset in entry.items()
+        if parse_asset_key(asset, argument="with_schemas key") == key
+        for rule in member_shape(collection, member, key)[1]
+    ]
 
 
 def _declared(

@@ -14,7 +14,7 @@ import polars as pl
 from sqlglot import exp
 
 from .._engine.sql.columns import TableFacts
-from .._engine.sql.dialects import DIALECTS, infinite
+from .._engine.sql.dialects import DIALECTS
 from ._columns import InferredColumn, Profile
 
 #: A text column with at most this many distinct values is proposed `is_in`.
@@ -64,7 +64,7 @@ def profile_sql(
             aggregates.append(exp.alias_(exp.Max(this=value.copy()), f"hi{index}", quoted=True))
         if column.dtype.is_float():
             nan = sql_dialect.count_where(sql_dialect.is_nan(value.copy()))
-            inf = sql_dialect.count_where(infinite(value.copy()))
+            inf = sql_dialect.count_where(sql_dialect.is_infinite(value.copy()))
             aggregates += [exp.alias_(nan, f"nan{index}", quoted=True)]
             aggregates += [exp.alias_(inf, f"inf{index}", quoted=True)]
     query = exp.select(*aggregates).from_(rows.subquery(_ROWS))

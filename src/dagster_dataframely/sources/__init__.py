@@ -18,6 +18,7 @@ from ._config import SourceKind, source_from_config
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
+from ._spark import SparkTableSource
 from ._sql import SQLTableSource
 
 __all__ = [
@@ -30,6 +31,7 @@ __all__ = [
     "Source",
     "SourceKind",
     "SourceLike",
+    "SparkTableSource",
     "as_source",
     "reading",
     "source_from_config",

@@ -3,6 +3,8 @@
 ```yaml
 source: {kind: duckdb_table, resource_key: duckdb, partition_expr: order_date, pushdown: false}
 source: {kind: sql, resource_key: warehouse, dialect: postgres, partition_expr: order_date}
+source: {kind: spark, resource_key: spark, table: sales.orders, partition_expr: order_date}
+source: {kind: spark, path: /lake/orders, format: delta}
 source: {kind: parquet, path: "s3://bucket/orders/*.parquet"}
 source: {kind: delta, path: /lake/orders}
 source: {kind: function, function: my_project.readers:orders, resource_keys: [lake]}
@@ -21,15 +23,17 @@ from ._callable import CallableSource
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
+from ._spark import SparkTableSource
 from ._sql import SQLTableSource
 
-SourceKind = Literal["io_manager", "duckdb_table", "sql", "parquet", "delta", "function"]
+SourceKind = Literal["io_manager", "duckdb_table", "sql", "spark", "parquet", "delta", "function"]
 
 #: The fields each kind takes, beyond `kind`.
 _FIELDS: Mapping[str, frozenset[str]] = {
     "io_manager": frozenset({"io_manager_key"}),
     "duckdb_table": frozenset({"resource_key", "table", "partition_expr", "pushdown"}),
     "sql": frozenset({"resource_key", "dialect", "table", "partition_expr"}),
+    "spark": frozenset({"resource_key", "table", "path", "format", "partition_expr"}),
     "parquet": frozenset({"path", "partition_expr", "storage_options"}),
     "delta": frozenset({"path", "partition_expr", "storage_options"}),
     "function": frozenset({"function", "resource_keys"}),
@@ -65,6 +69,8 @@ def source_from_config(kind: str, fields: Mapping[str, Any]) -> Source:
                 "{kind: sql, resource_key: warehouse, dialect: postgres}."
             )
         return SQLTableSource(**given)
+    if kind == "spark":
+        return SparkTableSource(**given)
     return (ParquetSource if kind == "parquet" else DeltaSource)(**given)
 
 

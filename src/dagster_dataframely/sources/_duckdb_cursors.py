@@ -5,6 +5,7 @@ alike. The resource's own connection is never changed.
 
 from __future__ import annotations
 
+from functools import cache
 from typing import TYPE_CHECKING, Any
 
 import polars as pl
@@ -49,10 +50,17 @@ def own_cursor(connection: Any) -> Any:
     """A cursor of `connection` (a DuckDB session of its own) with the dialect's session
     settings pinned (`TimeZone`: the zone a `TIMESTAMPTZ` reaches polars in) and strings
     exported as Arrow string views; the resource's connection keeps its own settings."""
+    cursor = connection.cursor()
+    for statement in _pinning():
+        cursor.execute(statement)
+    return cursor
+
+
+@cache
+def _pinning() -> list[str]:
+    """The statements that pin a cursor's settings, rendered once per process."""
     from .._engine.sql.dialects import DIALECTS
 
     dialect = DIALECTS[DIALECT]
-    cursor = connection.cursor()
-    for statement in dialect.set_session({**dialect.session_settings, **_CURSOR_SETTINGS}):
-        cursor.execute(statement.sql(dialect=DIALECT))
-    return cursor
+    settings = {**dialect.session_settings, **_CURSOR_SETTINGS}
+    return [statement.sql(dialect=DIALECT) for statement in dialect.set_session(settings)]

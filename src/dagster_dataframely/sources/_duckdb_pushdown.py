@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from typing import Any
 
 import polars as pl
@@ -35,7 +36,7 @@ def pushdown(
     resource_key: str,
     failed: Callable[[Exception, str], Exception] | None = None,
 ) -> SQLTable:
-    """The rows of `select`, evaluated by queries on cursors of `connection` (the session
+    """The rows of `select`, evaluated by queries on a cursor of `connection` (the session
     pinned, see `own_cursor`), each logged, after one catalog query for the facts of its
     table's columns; `failed` names a query's failure (a rule DuckDB cannot evaluate, a table
     it cannot read). Tables read through one resource are in one database: a filter may join
@@ -51,12 +52,14 @@ def pushdown(
                 raise
             raise failed(error, sql) from error
 
+    @cache
+    def queries() -> Any:
+        """The one pinned cursor of every `run` query, opened on the first: a cursor and its
+        pinning per query cost more than a sample query. It closes with `connection`."""
+        return own_cursor(connection)
+
     def run(sql: str) -> pl.DataFrame:
-        cursor = own_cursor(connection)
-        try:
-            return on(cursor, sql)
-        finally:
-            cursor.close()
+        return on(queries(), sql)
 
     @contextmanager
     def session() -> Iterator[Session]:

@@ -40,6 +40,13 @@ _CONNECTION_CLASSES = ("08",)
 _DUCKDB_READ = ("CatalogException", "PermissionException", "IOException")
 
 
+#: What to check when a database connection cannot be opened (`{resource_key}` filled in).
+CONNECTION_FIX = (
+    "Check that the server is running and accepts connections at the address resource "
+    "'{resource_key}' gives, and the resource's credentials."
+)
+
+
 def role_of(connection: Any) -> str | None:
     """The database role `connection` acts as, where the driver says (psycopg: `info.user`)."""
     info = getattr(connection, "info", None)
@@ -49,10 +56,16 @@ def role_of(connection: Any) -> str | None:
 
 @contextmanager
 def connecting(
-    opening: AbstractContextManager[Any], *, asset: str, source: str, resource_key: str
+    opening: AbstractContextManager[Any],
+    *,
+    asset: str,
+    source: str,
+    resource_key: str,
+    fix: str = CONNECTION_FIX,
 ) -> Iterator[Any]:
     """The connection `opening` gives, open inside the context; a failure to open it is a
-    `SourceConnectionError` (this package's own errors, a resource that gives none, pass)."""
+    `SourceConnectionError` whose message ends with `fix` (`{resource_key}` filled in);
+    this package's own errors, a resource that gives none, pass."""
     with ExitStack() as stack:
         try:
             connection = stack.enter_context(opening)
@@ -60,20 +73,18 @@ def connecting(
             raise
         except Exception as error:
             raise _connection_error(
-                error, asset=asset, source=source, resource_key=resource_key
+                error, asset=asset, source=source, fix=fix.format(resource_key=resource_key)
             ) from error
         yield connection
 
 
 def _connection_error(
-    error: Exception, *, asset: str, source: str, resource_key: str
+    error: Exception, *, asset: str, source: str, fix: str
 ) -> SourceConnectionError:
     """The error of a connection the resource could not open: nothing was read."""
     return SourceConnectionError(
         f"Could not connect to the database of asset {asset} ({source}): "
-        f"{type(error).__name__}: {_text(error)}. Nothing was checked. Check that the server "
-        f"is running and accepts connections at the address resource '{resource_key}' gives, "
-        "and the resource's credentials."
+        f"{type(error).__name__}: {_text(error)}. Nothing was checked. {fix}"
     )
 
 

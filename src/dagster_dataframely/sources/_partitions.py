@@ -99,13 +99,6 @@ def run_partition(context: dg.AssetCheckExecutionContext) -> Partition | None:
     return Partition(keys=keys, window=(window.start, window.end))
 
 
-def partition_end(context: dg.AssetCheckExecutionContext) -> datetime | None:
-    """The end of the run's time-window partition (of the last, for a range): what a
-    freshness check measures from. None for an unpartitioned run or other partitions."""
-    partition = run_partition(context)
-    return None if partition is None or partition.window is None else partition.window[1]
-
-
 def require_expr(partition: Partition | None, partition_expr: str | None, what: str) -> None:
     """A partitioned run needs `partition_expr` to select its rows: say so, do not read all."""
     if partition is not None and partition_expr is None:

@@ -11,9 +11,9 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterator, Mapping
-from contextlib import ExitStack, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import uuid4
 
 import dagster as dg
@@ -22,7 +22,7 @@ from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
-from ._failures import connecting, query_error, role_of
+from ._failures import CONNECTION_FIX, connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 from ._reads import Reads
 
@@ -89,6 +89,13 @@ class SQLTableSource(Source):
         table = f"'{self.table}'" if self.table else "of the asset"
         return f"{self.dialect} table {table} via resource '{self.resource_key}'"
 
+    def connection(self, resource: Any) -> AbstractContextManager[Any]:
+        """The DB-API connection the run's resource gives, open inside the context."""
+        return connection_of(resource, self.resource_key)
+
+    #: What to check when the connection cannot be opened.
+    connection_fix: ClassVar[str] = CONNECTION_FIX
+
     @contextmanager
     def open(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
@@ -113,10 +120,11 @@ class SQLTableSource(Source):
         with ExitStack() as stack:
             connection = stack.enter_context(
                 connecting(
-                    connection_of(resource, self.resource_key),
+                    self.connection(resource),
                     asset=asset_key.to_user_string(),
                     source=source.describe(),
                     resource_key=self.resource_key,
+                    fix=self.connection_fix,
                 )
             )
             database = _Database(connection, source, asset_key, context.log.info)
@@ -304,6 +312,10 @@ class _Database:
     def run(self, sql: str) -> pl.DataFrame:
         self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
         with self.cursor(sql, rules=True) as cursor:
+            fetch_frame = getattr(cursor, "fetch_frame", None)  # Arrow, not Python rows
+            if fetch_frame is not None:
+                frame: pl.DataFrame = fetch_frame()
+                return frame
             names = [column[0] for column in cursor.description]
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
 
@@ -347,6 +359,12 @@ class _Database:
             query: str, wanted: dict[str, Any], predicate: pl.Expr | None, size: int
         ) -> Generator[pl.DataFrame]:
             with self.cursor(query, streaming=True) as cursor:
+                fetch_frame = getattr(cursor, "fetch_frame", None)  # Arrow, not Python rows
+                if fetch_frame is not None:
+                    rows = fetch_frame().cast(wanted)
+                    for batch_rows in rows.iter_slices(size):
+                        yield batch_rows if predicate is None else batch_rows.filter(predicate)
+                    return
                 while batch := cursor.fetchmany(size):
                     frame = pl.DataFrame(batch, schema=wanted, orient="row", strict=False)
                     yield frame if predicate is None else frame.filter(predicate)

@@ -26,6 +26,7 @@ from .exactness import NO_SQL_FORM, NotExact, fallback_engine
 from .maxima import aggregates, agreeing, in_polars, pushable
 from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
+from .samples import fetched
 from .staging import Session
 
 _ROWS = "__dy_rows"
@@ -163,6 +164,7 @@ class SQLTable(KeyQueries):
         counted |= {name: head.failed for name, head in heads.items()}
         failed = {rule.name: counted[rule.name] for rule in pushed}  # in rule order
         samples: dict[str, pl.DataFrame] = {}
+        sampled: dict[str, tuple[exp.Select, list[str]]] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
                 shown = _explaining(rule, identify, dtypes)
@@ -172,7 +174,8 @@ class SQLTable(KeyQueries):
                     )
                     continue
                 query = self.sample(compiled[rule.name], shown, max_failure_samples)
-                samples[rule.name] = self.run(self.sql(query))
+                sampled[rule.name] = (query, shown)
+        samples |= fetched(sampled, self.fetch, union_by_name=self.dialect.union_by_name)
         engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]
         if not rest:
@@ -195,10 +198,14 @@ class SQLTable(KeyQueries):
     def sql(self, query: exp.Expr) -> str:
         return query.sql(dialect=self.dialect.name)
 
+    def fetch(self, query: exp.Expr) -> pl.DataFrame:
+        """The rows of `query`, rendered for the dialect and run."""
+        return self.run(self.sql(query))
+
     def rows(self) -> exp.Subquery:
         """The table's rows as a subquery of its own, once per use (a CTE DuckDB would
         materialize: the whole table)."""
-        return self.relation.copy().subquery(quoted(TABLE))
+        return self.relation.subquery(quoted(TABLE))  # a copy
 
     def counts(
         self, rules: Sequence[Rule], compiled: Mapping[str, exp.Expr], maxima: Sequence[str] = ()
@@ -211,13 +218,15 @@ class SQLTable(KeyQueries):
                 raise ValueError(f"Rule {rule.name!r} is counted by `repeated_head`.")
             failing = exp.not_(exp.paren(compiled[rule.name]))
             columns.append(exp.alias_(self.dialect.count_where(failing), f"__dy_r{index}"))
-        return exp.select(*columns, *aggregates(maxima)).from_(self.rows())
+        return exp.select(*columns, *aggregates(maxima)).from_(self.rows(), copy=False)
 
     def sample(self, condition: exp.Expr, shown: Sequence[str], limit: int) -> exp.Select:
         """Up to `limit` rows failing a rule's `condition`, its explaining columns."""
         columns = [exp.column(name, table=TABLE, quoted=True) for name in shown]
-        failing = exp.not_(exp.paren(condition))
-        return exp.select(*columns).from_(self.rows()).where(failing).limit(limit)
+        failing = exp.not_(exp.paren(condition), copy=False)
+        # Built in place (`copy=False`) from fresh nodes: a sample is sent per failing rule.
+        query = exp.select(*columns).from_(self.rows(), copy=False).where(failing, copy=False)
+        return query.limit(exp.Literal.number(limit), copy=False)
 
 
 @dataclass(frozen=True)

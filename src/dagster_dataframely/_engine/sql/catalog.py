@@ -26,7 +26,7 @@ class Catalog(Protocol):
     @property
     def name(self) -> str: ...
 
-    def catalog_query(self, table: exp.Table) -> exp.Select: ...
+    def catalog_query(self, table: exp.Table) -> exp.Expr: ...
 
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]: ...
 
@@ -57,9 +57,10 @@ def read_facts(
 
 
 def duckdb_catalog(table: exp.Table) -> exp.Select:
-    """DuckDB: the names and types of `table`'s columns in order (`pragma_table_info`, which
-    finds the table as the query does), the table's `CREATE` statement (its columns'
-    collations; none for a view) and the connection's `default_collation`."""
+    """DuckDB: the names, types and positions of `table`'s columns (`pragma_table_info`,
+    which finds the table as the query does), the table's `CREATE` statement (its columns'
+    collations; none for a view) and the connection's `default_collation`. The rows are put
+    in column order by `duckdb_facts`: an `ORDER BY` here cost DuckDB more than the query."""
     info = exp.Table(
         this=exp.Anonymous(
             this="pragma_table_info", expressions=[exp.Literal.string(table.sql(dialect="duckdb"))]
@@ -80,10 +81,10 @@ def duckdb_catalog(table: exp.Table) -> exp.Select:
             exp.column("type", "c"),
             exp.column("sql", "t"),
             exp.alias_(setting, "default_collation"),
+            exp.column("cid", "c"),
         )
         .from_(info)
         .join(created.subquery("t"), on=exp.true(), join_type="left")
-        .order_by(exp.column("cid", "c"))
     )
 
 
@@ -92,10 +93,11 @@ def duckdb_facts(rows: pl.DataFrame, binary_collation: str | None) -> dict[str, 
     statement declares, else the connection's `default_collation` (a view's columns: always,
     as their collation is not declared)."""
     facts: dict[str, ColumnFacts] = {}
-    declared: dict[str, str] = {}
-    for name, data_type, create, default in rows.rows():
+    listed = sorted(rows.rows(), key=lambda row: row[4])  # in column order
+    create = next((row[2] for row in listed if row[2]), None)  # the table's, on every row
+    declared = _declared_collations(create) if create else {}
+    for name, data_type, create, default, _ in listed:
         text = data_type == "VARCHAR"
-        declared = declared or (_declared_collations(create) if create else {})
         collation = declared.get(name) or default or (None if create else "undeclared")
         binary = collation is None or collation.lower() == binary_collation
         facts[name] = ColumnFacts(
@@ -201,6 +203,19 @@ def information_schema_facts(
     return facts
 
 
+def spark_facts(rows: pl.DataFrame, binary_collations: Collection[str]) -> dict[str, ColumnFacts]:
+    """The facts of Spark's `DESCRIBE` rows (`col_name`, `data_type`, `comment`): a string
+    type names its collation (`string collate UTF8_LCASE`); none, or one of
+    `binary_collations`, compares bytes."""
+    facts: dict[str, ColumnFacts] = {}
+    for name, data_type, *_ in rows.rows():
+        kind, _, collation = data_type.partition(" collate ")
+        text = kind.lower() == "string"
+        binary = not collation or collation in binary_collations
+        facts[name] = ColumnFacts(name, data_type, None if binary else collation, collatable=text)
+    return facts
+
+
 def _pg_catalog(name: str, alias: str) -> exp.Table:
     """A PostgreSQL system catalog, named in `pg_catalog` so no table of the user hides it."""
     return exp.table_(name, db="pg_catalog", alias=alias)
@@ -231,7 +246,10 @@ def _located(table: exp.Table, name: str, schema: str, catalog: str) -> list[exp
 
 def _declared_collations(create: str) -> dict[str, str]:
     """Each column's collation as a DuckDB `CREATE TABLE` statement declares it
-    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it."""
+    (`NOCASE.NOACCENT` for a chain); DuckDB's catalog has no column of its own for it.
+    A statement without the word declares none: it is not parsed."""
+    if "collate" not in create.lower():
+        return {}
     try:
         statement = sqlglot.parse_one(create, read="duckdb")
     except sqlglot.errors.ParseError:

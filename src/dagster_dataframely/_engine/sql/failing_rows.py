@@ -4,8 +4,12 @@ The rows never leave the database: `CREATE TABLE IF NOT EXISTS ... AS SELECT ...
 gives the table the kept shape (see `..failing_rows`), then one transaction deletes the
 partition's earlier rows and `INSERT ... SELECT`s this run's, at most the cap. A row rule's
 flag is its pushed-down predicate, negated (`NULL` passes); a `unique` or primary-key rule's is
-`COUNT(*) OVER (PARTITION BY key) > 1`. A failing rule without an exact SQL form makes the
-whole selection polars' (`failing_frame`), whose rows are then inserted as literal `VALUES`.
+its key among the few repeated keys listed, or `COUNT(*) OVER (PARTITION BY key) > 1`. A
+failing rule without an exact SQL form makes the whole selection polars' (`failing_frame`),
+whose rows are then inserted as literal `VALUES`.
+A collection member's table also holds the rows its filters removed (`removed_select`: its
+valid rows, a filter's flag true where that filter removes the row); each kind of row
+(`kind`) is replaced only by the writer of that kind.
 """
 
 from __future__ import annotations
@@ -19,12 +23,15 @@ from sqlglot import exp
 
 from ..catalogue import Rule
 from ..evaluate import Evaluation
-from ..failing_rows import PARTITION_KEY, RUN_ID, Stamp, failing_rules, kept_columns
+from ..failing_rows import PARTITION_KEY, RUN_ID, Removed, Stamp, failing_rules, kept_columns
 from .backend import SQLTable, compile_rules
 from .dialects import Dialect
+from .filters import removed_rows
 from .literals import literal
+from .repeated import LISTED_ROWS, held, listed
 
 _KEPT = "__dy_kept"
+_REMOVED = "__dy_removed"
 _SUFFIX = "__dy_failures"
 #: Rows of one `INSERT ... VALUES` of rows polars selected.
 _VALUES_ROWS = 500
@@ -123,17 +130,61 @@ def failing_select(
             failed = exp.not_(exp.paren(compiled.conditions[rule.name]))
             flags[rule.check_name] = exp.Coalesce(this=failed, expressions=[exp.false()])
         else:
-            keys = [exp.column(key, quoted=True) for key in rule.distinct_over]
-            window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=keys)
-            flags[rule.check_name] = exp.GT(this=window, expression=exp.Literal.number(1))
-    flags |= {
-        rule.check_name: _boolean(False)
-        for rule in catalogue
-        if rule.name in evaluation.failed and rule.check_name not in flags
+            flags[rule.check_name] = _repeated(table, rule, evaluation.failed[rule.name], dtypes)
+    return _kept(table.rows(), schema.column_names(), catalogue, flags, evaluation, stamp, cap)
+
+
+def _repeated(
+    table: SQLTable, rule: Rule, failed: int, dtypes: Mapping[str, pl.DataType]
+) -> exp.Expr:
+    """On a row: its key (a `unique` or primary-key rule's) is held by another row. A few
+    repeated keys (as `failed` rows tell; the samples fetched them already) are listed, so
+    the table is not partitioned by its key again; else `COUNT(*) OVER (PARTITION BY key)`."""
+    keys = list(rule.distinct_over or ())
+    columns = [exp.column(key, quoted=True) for key in keys]
+    found = table.repeated_keys(keys) if failed <= LISTED_ROWS else None
+    keys_listed = None if found is None else listed(found, keys, dtypes, table.dialect.name)
+    if keys_listed is not None:
+        return exp.Coalesce(this=held(columns, keys_listed), expressions=[exp.false()])
+    window = exp.Window(this=exp.Count(this=exp.Star()), partition_by=columns)
+    return exp.GT(this=window, expression=exp.Literal.number(1))
+
+
+def removed_select(
+    removed: Removed, columns: Sequence[str], catalogue: Sequence[Rule], stamp: Stamp, cap: int
+) -> exp.Select:
+    """The first `cap` valid rows of a collection member that a failing filter of `removed`
+    removes, in the kept shape of `catalogue` (the member's rules, which these rows pass,
+    then its filters)."""
+    assert removed.rows is not None  # a member the database holds
+    failing = failing_rules(removed.filters, removed.evaluation)
+    rows = removed_rows(removed.rows, failing, removed.matches, removed.key)
+    flags = {rule.check_name: exp.column(rule.check_name, quoted=True) for rule in failing}
+    passed = removed.passed(catalogue)
+    return _kept(rows.subquery(_REMOVED), columns, catalogue, flags, passed, stamp, cap)
+
+
+def _kept(
+    rows: exp.Expr,
+    columns: Sequence[str],
+    catalogue: Sequence[Rule],
+    flags: Mapping[str, exp.Expr],
+    evaluation: Evaluation,
+    stamp: Stamp,
+    cap: int,
+) -> exp.Select:
+    """The first `cap` of `rows` that a failing rule of `evaluation` flags (`flags`, by
+    check name), in the kept shape: `false` for the other rules `evaluation` ran."""
+    failing = failing_rules(catalogue, evaluation)
+    flags = {
+        **{
+            rule.check_name: _boolean(False)
+            for rule in catalogue
+            if rule.name in evaluation.failed and rule.check_name not in flags
+        },
+        **flags,
     }
-    shaped = exp.select(*_shaped(schema.column_names(), catalogue, flags, stamp)).from_(
-        table.rows()
-    )
+    shaped = exp.select(*_shaped(columns, catalogue, flags, stamp)).from_(rows)
     any_failing = exp.or_(*(exp.column(r.check_name, quoted=True) for r in failing))
     return (
         exp.select(exp.Star())
@@ -143,7 +194,19 @@ def failing_select(
     )
 
 
-def _of_run(stamp: Stamp, *, run: bool) -> exp.Expr:
+def kind(filters: Sequence[str], *, removed: bool) -> exp.Expr | None:
+    """Which of a collection member's kept rows: those its filters removed (`removed`: a
+    filter flag of `filters` set), or those failing its rules (every filter flag null).
+    None: every row (a table without filter flags holds rule failures only)."""
+    if not filters:
+        return exp.false() if removed else None
+    flags = [exp.column(flag, quoted=True) for flag in filters]
+    if removed:
+        return exp.or_(*(exp.not_(exp.Is(this=f, expression=exp.Null())) for f in flags))
+    return exp.and_(*(exp.Is(this=f, expression=exp.Null()) for f in flags))
+
+
+def _of_run(stamp: Stamp, *, run: bool, of: exp.Expr | None = None) -> exp.Expr:
     partition = exp.column(PARTITION_KEY, quoted=True)
     condition: exp.Expr = (
         exp.Is(this=partition, expression=exp.Null())
@@ -155,12 +218,13 @@ def _of_run(stamp: Stamp, *, run: bool) -> exp.Expr:
             this=exp.column(RUN_ID, quoted=True), expression=exp.Literal.string(stamp.run_id)
         )
         condition = exp.and_(run_id, condition)
-    return condition
+    return condition if of is None else exp.and_(condition, exp.paren(of))
 
 
-def clear(target: exp.Table, stamp: Stamp) -> exp.Delete:
-    """Delete the earlier rows of the run's partition (every earlier row, unpartitioned)."""
-    return exp.delete(target, where=_of_run(stamp, run=False))
+def clear(target: exp.Table, stamp: Stamp, of: exp.Expr | None = None) -> exp.Delete:
+    """Delete the earlier rows of the run's partition (every earlier row, unpartitioned);
+    `of`: only those of one kind (`kind`)."""
+    return exp.delete(target, where=_of_run(stamp, run=False, of=of))
 
 
 def insert(target: exp.Table, select: exp.Query, names: Sequence[str]) -> exp.Insert:
@@ -168,12 +232,12 @@ def insert(target: exp.Table, select: exp.Query, names: Sequence[str]) -> exp.In
     return exp.insert(select, target, columns=[exp.to_identifier(n, quoted=True) for n in names])
 
 
-def counted(target: exp.Table, stamp: Stamp) -> exp.Select:
-    """How many rows the run kept."""
+def counted(target: exp.Table, stamp: Stamp, of: exp.Expr | None = None) -> exp.Select:
+    """How many rows (of the kind `of`) the run kept."""
     return (
         exp.select(exp.alias_(exp.Count(this=exp.Star()), "n"))
         .from_(target)
-        .where(_of_run(stamp, run=True))
+        .where(_of_run(stamp, run=True, of=of))
     )
 
 

@@ -182,13 +182,7 @@ def evaluate_filters(
     aliases = [f"__dy_keys_{index}" for index in range(len(rules))]
 
     def joined(select: exp.Select, pairs: Sequence[tuple[Rule, str]]) -> exp.Select:
-        select = select.from_(target.valid().select.subquery(_ROW))
-        for rule, alias in pairs:
-            keys = matches[rule.name].joined(key, alias)
-            if keys is not None:
-                on = _same_key(key, alias, _ROW, null_safe=False)
-                select = select.join(keys, on=on, join_type="left")
-        return select
+        return _joined(select, target, matches, key, pairs)
 
     shown = {
         rule.name: _explaining(replace(rule, expr=pl.struct(list(key))), identify, target.dtypes)
@@ -260,6 +254,41 @@ def evaluate_filters(
         samples=samples,
         engines=dict.fromkeys(failed, table.dialect.name),
     )
+
+
+def removed_rows(
+    target: MemberRows, rules: Sequence[Rule], matches: Mapping[str, KeyMatch], key: Sequence[str]
+) -> exp.Select:
+    """The valid rows of `target`, each with one Boolean per rule of `rules` (a filter's
+    record, its condition `matches[rule.name]`) named by its check name: true where that
+    filter removes the row. The failing rows a collection keeps, before their shape."""
+    aliases = [f"__dy_keys_{index}" for index in range(len(rules))]
+    select = exp.select(
+        *(exp.column(name, table=_ROW, quoted=True) for name in target.dtypes),
+        *(
+            exp.alias_(matches[rule.name].removes(key, alias), rule.check_name, quoted=True)
+            for rule, alias in zip(rules, aliases, strict=True)
+        ),
+    )
+    return _joined(select, target, matches, key, list(zip(rules, aliases, strict=True)))
+
+
+def _joined(
+    select: exp.Select,
+    target: MemberRows,
+    matches: Mapping[str, KeyMatch],
+    key: Sequence[str],
+    pairs: Sequence[tuple[Rule, str]],
+) -> exp.Select:
+    """`select` from the valid rows of `target`, left-joined to the keys of each filter of
+    `pairs` (rule, alias) whose keys are not staged."""
+    select = select.from_(target.valid().select.subquery(_ROW))
+    for rule, alias in pairs:
+        keys = matches[rule.name].joined(key, alias)
+        if keys is not None:
+            on = _same_key(key, alias, _ROW, null_safe=False)
+            select = select.join(keys, on=on, join_type="left")
+    return select
 
 
 def _same_key(keys: Sequence[str], left: str, right: str, *, null_safe: bool) -> exp.Expr:

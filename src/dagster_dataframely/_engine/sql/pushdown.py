@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import polars as pl
 
@@ -15,7 +16,9 @@ from ..catalogue import Rule
 from ..evaluate import Evaluation
 from ..read_dtypes import Cast
 from .backend import SQLTable
-from .filters import MemberRows, member_rows
+
+if TYPE_CHECKING:  # a collection's filters only: imported when one is evaluated
+    from .filters import MemberRows
 
 
 @dataclass(frozen=True)
@@ -53,4 +56,6 @@ class SQLBackend:
         it), or a failed rule without an exact SQL form."""
         if self.table.database is None:
             return None
+        from .filters import member_rows
+
         return member_rows(self.table, rules, failed, dtypes)

@@ -15,7 +15,7 @@ import polars as pl
 from sqlglot import exp
 
 from ..catalogue import Rule
-from .dialects import Dialect, infinite
+from .dialects import Dialect
 from .expressions import translate
 from .literals import literal
 
@@ -57,7 +57,7 @@ def predicate(rule: Rule, dtypes: Mapping[str, pl.DataType], dialect: Dialect) -
     if suffix == "nan" and dtype.is_float():
         return exp.Not(this=dialect.is_nan(value))
     if suffix == "inf" and dtype.is_float():
-        return exp.Not(this=infinite(value))
+        return exp.Not(this=dialect.is_infinite(value))
     if suffix in ("min_length", "max_length") and dtype == pl.String:
         length = dialect.byte_length(value)
         compare = exp.GTE if suffix == "min_length" else exp.LTE

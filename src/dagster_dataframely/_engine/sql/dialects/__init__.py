@@ -9,24 +9,33 @@ the others refine; adding a database means adding one class here.
 from __future__ import annotations
 
 from .bigquery import BigQueryDialect
+from .databricks import DatabricksDialect
 from .duckdb import Dialect
-from .forms import infinite
 from .postgres import PostgresDialect
 from .snowflake import SnowflakeDialect
+from .spark import SparkDialect
 
 __all__ = [
     "DIALECTS",
     "BigQueryDialect",
+    "DatabricksDialect",
     "Dialect",
     "PostgresDialect",
     "SnowflakeDialect",
+    "SparkDialect",
     "described",
-    "infinite",
 ]
 
 DIALECTS: dict[str, Dialect] = {
     dialect.name: dialect
-    for dialect in (Dialect(), PostgresDialect(), SnowflakeDialect(), BigQueryDialect())
+    for dialect in (
+        Dialect(),
+        PostgresDialect(),
+        SnowflakeDialect(),
+        BigQueryDialect(),
+        SparkDialect(),
+        DatabricksDialect(),
+    )
 }
 
 

@@ -12,7 +12,7 @@ from ..columns import ColumnFacts
 from ..regex import RE2
 from ..sessions import Value
 from .duckdb import Dialect
-from .forms import count_case
+from .forms import count_case, infinite
 
 
 class BigQueryDialect(Dialect):
@@ -30,6 +30,7 @@ class BigQueryDialect(Dialect):
     #: No collation compares bytes: a collated (`und:ci`) column's rules fall back.
     binary_collation = None
     materialized_cte = False  # a CTE is computed again for each reference
+    union_by_name = False  # each sample is a query of its own
     #: BigQuery writes an uncollated column's collation as the text `NULL`.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "null"})
 
@@ -64,3 +65,6 @@ class BigQueryDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # exact under IEEE NaN too: NaN is in no list

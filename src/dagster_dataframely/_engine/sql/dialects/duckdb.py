@@ -12,7 +12,6 @@ from .. import catalog, sessions
 from ..columns import ColumnFacts
 from ..regex import RE2, RegexEngine
 from ..sessions import Current, Value
-from .forms import float_literal
 
 
 class Dialect:
@@ -49,6 +48,9 @@ class Dialect:
     #: The collation that compares text by its bytes, as polars does (None: the dialect has
     #: none, so a rule over a collated column falls back).
     binary_collation: ClassVar[str | None] = "binary"
+    #: `UNION ALL BY NAME` matches columns by name, NULL where a branch lacks one: the
+    #: samples of many rules are fetched in one query (`samples`).
+    union_by_name: ClassVar[bool] = True
     #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
     #: grouping is then summed and limited without a window over it (`repeated`).
     materialized_cte: ClassVar[bool] = True
@@ -65,7 +67,7 @@ class Dialect:
         """The standard `information_schema` `view` that describes `table`."""
         return exp.table_(view, db="information_schema", alias=alias)
 
-    def catalog_query(self, table: exp.Table) -> exp.Select:
+    def catalog_query(self, table: exp.Table) -> exp.Expr:
         """One query for the facts of `table`'s columns (see `catalog`)."""
         return catalog.duckdb_catalog(table)
 
@@ -144,7 +146,14 @@ class Dialect:
         return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
 
     def is_nan(self, value: exp.Expr) -> exp.Expr:
-        return exp.EQ(this=value, expression=float_literal("NaN"))
+        """`value` is NaN (NULL for NULL), as polars' `is_nan`. DuckDB's `isnan` costs less
+        per row than a comparison with a cast `'NaN'`."""
+        return exp.IsNan(this=value)
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        """`value` is +inf or -inf (not NaN; NULL for NULL), as polars' `is_infinite`:
+        DuckDB's `isinf`, cheaper than an `IN` list of cast literals."""
+        return exp.IsInf(this=value)
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         """An aggregate: the list of the `n` smallest `value`s (bounded state, so a sample

@@ -15,6 +15,12 @@ def float_literal(text: str) -> exp.Expr:
     return exp.cast(exp.Literal.string(text), exp.DataType.build("DOUBLE"))
 
 
+def equals_nan(value: exp.Expr) -> exp.Expr:
+    """`value` is NaN, where NaN equals itself (PostgreSQL, Snowflake): NULL for NULL."""
+    return exp.EQ(this=value, expression=float_literal("NaN"))
+
+
 def infinite(value: exp.Expr) -> exp.Expr:
-    """`value` is +inf or -inf, in every dialect (NaN is neither)."""
+    """`value` is +inf or -inf, where `IN` compares floats by value (NaN is neither, NULL
+    is NULL): PostgreSQL and Snowflake, which have no `isinf`, and BigQuery."""
     return exp.In(this=value, expressions=[float_literal("inf"), float_literal("-inf")])

@@ -12,6 +12,7 @@ from ..columns import ColumnFacts
 from ..regex import POSTGRES_ARE
 from ..sessions import Value
 from .duckdb import Dialect
+from .forms import equals_nan, infinite
 
 
 class PostgresDialect(Dialect):
@@ -28,6 +29,7 @@ class PostgresDialect(Dialect):
     regex_needs_binary_collation = True
     #: Deterministic and in byte order (code point order in UTF-8) in every PostgreSQL.
     binary_collation = "C"
+    union_by_name = False  # no `BY NAME`: each sample is a query of its own
     #: Types whose comparisons no collation makes polars': blank-padded, case-folded.
     unlike_types: ClassVar[dict[str, str]] = {
         "bpchar": "padded character(n)",
@@ -66,3 +68,9 @@ class PostgresDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
+
+    def is_nan(self, value: exp.Expr) -> exp.Expr:
+        return equals_nan(value)  # NaN equals NaN here; no `isnan`
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # no `isinf`

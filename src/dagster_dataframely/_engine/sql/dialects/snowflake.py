@@ -13,7 +13,7 @@ from ..columns import ColumnFacts
 from ..regex import SNOWFLAKE_ERE
 from ..sessions import Current, Value
 from .duckdb import Dialect
-from .forms import count_case
+from .forms import count_case, equals_nan, infinite
 
 
 class SnowflakeDialect(Dialect):
@@ -36,6 +36,7 @@ class SnowflakeDialect(Dialect):
     #: every context): its rules fall back.
     binary_collation = None
     materialized_cte = False  # no MATERIALIZED keyword
+    union_by_name = False  # each sample is a query of its own
     #: Collation names that mean byte order.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"", "utf8", "binary"})
     grant_role_kind = "ROLE"
@@ -117,3 +118,9 @@ class SnowflakeDialect(Dialect):
 
     def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
         return None
+
+    def is_nan(self, value: exp.Expr) -> exp.Expr:
+        return equals_nan(value)  # NaN equals NaN here; no `isnan`
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # no `isinf`

@@ -4,7 +4,15 @@ for each database's regex engine where that engine reads it alike (`engines`, wi
 evaluated to exact code point `sets`); elsewhere `NotExact`.
 """
 
-from .engines import POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .engines import JAVA, POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
 from .parse import RegexSyntaxError, parse
 
-__all__ = ["POSTGRES_ARE", "RE2", "SNOWFLAKE_ERE", "RegexEngine", "RegexSyntaxError", "parse"]
+__all__ = [
+    "JAVA",
+    "POSTGRES_ARE",
+    "RE2",
+    "SNOWFLAKE_ERE",
+    "RegexEngine",
+    "RegexSyntaxError",
+    "parse",
+]

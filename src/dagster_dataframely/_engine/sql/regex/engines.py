@@ -254,9 +254,27 @@ class DeclinedRegexEngine(RegexEngine):
         raise NotExact("regex: Snowflake's REGEXP_LIKE matches the whole string with POSIX EREs")
 
 
+class JavaRegexEngine(RegexEngine):
+    """`java.util.regex` (Spark's `RLIKE`, a search): `$` also matches before a final line
+    terminator, so the end is written `\\z`; `.` also stops at `\\r`, `\\u0085`,
+    `\\u2028` and `\\u2029`, so it is written as the class of every code point but the
+    newline. Classes are sets of code points (`\\x{...}` past the BMP too); `\\d \\s \\w \\b`
+    are ASCII. It backtracks: a repeated group over a very long value can exhaust the JVM's
+    stack, which fails the query (an error, never a wrong count)."""
+
+    name = "Java"
+    anchors_at_ends_only = False
+    dot = None
+
+    def _assertion(self, node: Assertion) -> str:
+        written = super()._assertion(node)
+        return "\\z" if written == "$" else written
+
+
 RE2 = RegexEngine()
 POSTGRES_ARE = PostgresRegexEngine()
 SNOWFLAKE_ERE = DeclinedRegexEngine()
+JAVA = JavaRegexEngine()
 
 
 def _inner_anchor(node: Node, *, leading: bool, trailing: bool) -> bool:

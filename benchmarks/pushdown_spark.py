@@ -1,0 +1,157 @@
+"""Benchmark: a parquet table's rules run in a local Spark (pushdown) vs read into polars vs
+one hand-written Spark aggregate.
+
+    .venv/bin/python benchmarks/pushdown_spark.py [--rows 20_000_000] [--repeat 1]
+
+Writes the pushdown benchmark's orders (6 columns, 10 rules, no primary key) as parquet with
+Spark (`local[2]`), then measures, each in its own subprocess with its own JVM:
+
+- pushdown: `SparkTableSource(path=...)`'s evaluation: one aggregate query and bounded
+  sample queries in Spark;
+- scan: the same source's rows brought into polars as Arrow and every rule evaluated there,
+  as a rule without a SQL form is;
+- handwritten: one `SELECT count_if(...), ...` written by hand for the same ten rules, the
+  floor pushdown is held to (target: at most 1.1x its cost).
+
+`cpu s` is the check process's CPU time, `jvm s` the Spark JVM's (the driver runs the
+executors in `local` mode), `peak MB` the check process's peak RSS (the JVM's heap is its
+own, `spark.driver.memory`). The JVM's start-up (`start s`) is measured before the figures
+and reported apart.
+"""
+
+from __future__ import annotations
+
+import argparse
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from _measure import child_figures, closing, dispatch, interleaved, measured, opening, server_cpu
+from _sql_source import evaluated
+from pushdown import schema
+
+METHODS = ("pushdown", "scan", "handwritten")
+#: The ten rules of `pushdown.schema()`, by hand: what a user would write for one pass.
+HANDWRITTEN = """
+SELECT
+    count(*),
+    count_if(order_id IS NULL),
+    count_if(NOT email RLIKE '^[a-z0-9]+@example\\\\.com\\\\z'),
+    count_if(octet_length(country) < 2),
+    count_if(octet_length(country) > 2),
+    count_if(amount < 0),
+    count_if(amount > 10000),
+    count_if(quantity IS NULL),
+    count_if(quantity < 1),
+    count_if(quantity > 6),
+    count_if(created_at IS NULL)
+FROM parquet.`{path}`
+"""
+
+
+def _session(memory: str = "4g"):  # type: ignore[no-untyped-def]
+    from pyspark.sql import SparkSession
+
+    session = (
+        SparkSession.builder.master("local[2]")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.driver.memory", memory)
+        .config("spark.pyspark.python", sys.executable)
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("OFF")
+    return session
+
+
+def generate(path: Path, rows: int) -> None:
+    session = _session()
+    session.range(rows).selectExpr(
+        "id AS order_id",
+        "concat('user', CAST(id % 100000 AS STRING), '@example.com') AS email",
+        "element_at(array('DE', 'FR', 'US', 'XX1'), CAST(id % 4 AS INT) + 1) AS country",
+        "CAST((id % 20000) - 10 AS DOUBLE) AS amount",
+        "CAST((id % 7) + 1 AS INT) AS quantity",
+        "CAST(TIMESTAMP_NTZ '2024-01-01 00:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) "
+        "AS TIMESTAMP_NTZ) AS created_at",
+    ).write.parquet(str(path))
+    session.stop()
+
+
+def measure(method: str, path: str) -> dict[str, float]:
+    import dagster as dg
+
+    from dagster_dataframely.sources import SparkTableSource
+    from dagster_dataframely.sources._spark_session import SparkConnection
+    from dagster_dataframely.sources._sql import _Database
+
+    checked = schema()
+    started = time.perf_counter()
+    session = _session()
+    session.sql("SELECT 1").collect()
+    start_seconds = time.perf_counter() - started
+    jvm = session.sparkContext._gateway.proc.pid
+    jvm_before = server_cpu(jvm)
+    with measured() as figures:
+        if method == "handwritten":
+            counts = session.sql(HANDWRITTEN.format(path=path)).collect()[0]
+            failed = sum(counts[1:])
+        else:
+            source = SparkTableSource(path=path)
+            connection = SparkConnection(session)
+            database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
+            with database.pinned():
+                failed = evaluated(database, source.table or "", "spark", checked, method)
+    spent = server_cpu(jvm) - jvm_before
+    session.stop()
+    return {
+        **figures,
+        "server_cpu_seconds": spent,
+        "start_seconds": start_seconds,
+        "failed": failed,
+    }
+
+
+def main(args: argparse.Namespace) -> None:
+    opening(
+        f"{'rows':>5} {'method':11} | {'s':>7} {'cpu s':>7} {'jvm s':>7} {'peak MB':>8} "
+        f"{'start s':>7} | vs handwritten"
+    )
+    folder = Path(tempfile.mkdtemp(prefix="dy-spark-bench-"))
+    try:
+        path = folder / "orders"
+        generate(path, args.rows)
+
+        def run(method: str) -> dict[str, float]:
+            return child_figures(__file__, method, str(path), label=method)
+
+        medians = interleaved(args.methods, args.repeat, run)
+    finally:
+        shutil.rmtree(folder, ignore_errors=True)
+    assert len({m["failed"] for m in medians.values()}) == 1, medians
+    floor = medians.get("handwritten")
+    for method, m in medians.items():
+        spent = m["seconds"]
+        versus = (
+            f"time {spent / floor['seconds']:.2f}x, "
+            f"jvm cpu {m['server_cpu_seconds'] / floor['server_cpu_seconds']:.2f}x"
+            if floor
+            else ""
+        )
+        print(
+            f"{args.rows / 1_000_000:>4.1f}M {method:11} | {spent:7.2f} {m['cpu_seconds']:7.2f} "
+            f"{m['server_cpu_seconds']:7.2f} {m['peak_mb']:8.0f} {m['start_seconds']:7.2f} "
+            f"| {versus}",
+            flush=True,
+        )
+    closing(args.repeat, "the JVM's start-up is in `start s`, outside the other figures")
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--rows", type=int, default=20_000_000)
+    parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    dispatch(parser, measure, main, ("METHOD", "PATH"))

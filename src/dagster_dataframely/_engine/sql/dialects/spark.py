@@ -1,0 +1,115 @@
+"""Spark SQL: Java regexes, Spark 4's collations and the session settings a check pins."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any, ClassVar
+
+import polars as pl
+from sqlglot import exp
+
+from .. import catalog
+from ..columns import ColumnFacts
+from ..regex import JAVA
+from ..sessions import Current, Value, text
+from .duckdb import Dialect
+from .forms import equals_nan, infinite
+
+
+class SparkDialect(Dialect):
+    """NaN equals itself and sorts above every number, as in polars (checked on a local
+    Spark); strings compare by their UTF-8 bytes unless a column has a collation
+    (`UTF8_LCASE`, `UNICODE_CI`, ...), which `COLLATE UTF8_BINARY` overrides."""
+
+    name = "spark"
+    title = "Spark"
+    #: How Spark rounds a double cast to a `DECIMAL` is not known to be polars' way.
+    float_to_decimal = False
+    #: `TIMESTAMP_NTZ` (microseconds) is the wall clock; `TIMESTAMP` is an instant.
+    timestamp_types: ClassVar[dict[str, str]] = {"us": "TIMESTAMP_NTZ"}
+    regex_engine = JAVA  # `RLIKE`
+    binary_collation = "UTF8_BINARY"
+    materialized_cte = False  # no MATERIALIZED keyword
+    union_by_name = False  # no `UNION ALL BY NAME` in its SQL: each sample is a query
+    #: The collation a text column without one has, which compares bytes.
+    binary_collations: ClassVar[frozenset[str]] = frozenset({"UTF8_BINARY"})
+
+    def catalog_query(self, table: exp.Table) -> exp.Expr:
+        """`DESCRIBE SELECT * FROM table`: the columns' types (a collation is part of a
+        string's type) for every relation a query reads, a temporary view and a
+        `parquet.\\`path\\`` included, which have no `information_schema`."""
+        return exp.Describe(this=exp.select(exp.Star()).from_(table.copy()))
+
+    def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
+        return catalog.spark_facts(rows, self.binary_collations)
+
+    def is_nan(self, value: exp.Expr) -> exp.Expr:
+        return equals_nan(value)  # NaN equals NaN here; `isnan(NULL)` is false, not NULL
+
+    def is_infinite(self, value: exp.Expr) -> exp.Expr:
+        return infinite(value)  # no `isinf`
+
+    #: `spark.sql.ansi.enabled`: integer overflow and invalid casts raise (with it off they
+    #: wrap or give null, which a count would not show); `spark.sql.session.timeZone`: the
+    #: zone a `TIMESTAMP` reaches polars in and is cast to a date in;
+    #: `spark.sql.timestampType`: a bare `TIMESTAMP` (in a `partition_expr`) is the instant
+    #: sqlglot reads it as; `spark.sql.parser.escapedStringLiterals`: a backslash in a
+    #: literal (a regex's `\\z`) is an escape, as sqlglot writes it;
+    #: `spark.sql.caseSensitive`: a quoted column name means exactly that column;
+    #: `spark.sql.session.collation.default`: a literal compares by bytes. Pinned with
+    #: `SET` for the check and put back after it (see `sessions`).
+    session_settings: ClassVar[dict[str, Value]] = {
+        "spark.sql.ansi.enabled": True,
+        "spark.sql.session.timeZone": "UTC",
+        "spark.sql.timestampType": "TIMESTAMP_LTZ",
+        "spark.sql.parser.escapedStringLiterals": False,
+        "spark.sql.caseSensitive": True,
+        "spark.sql.session.collation.default": "UTF8_BINARY",
+    }
+    #: Every query of a `SparkSession` shares its settings.
+    cursors_are_sessions = False
+
+    def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
+        """`SET name = value`, the value unquoted as Spark reads it (a quoted one keeps its
+        quotes); None: `RESET name`, back to what the session inherits (sqlglot reads
+        `RESET` as a command)."""
+        return [
+            exp.Command(this="RESET", expression=name)
+            if value is None
+            else exp.Set(
+                expressions=[
+                    exp.SetItem(this=exp.EQ(this=exp.var(name), expression=exp.var(text(value))))
+                ]
+            )
+            for name, value in settings.items()
+        ]
+
+    def read_session(self, names: list[str]) -> exp.Expr:
+        """`SET`: the settings the session was given (by `SET` or its builder), each with its
+        value (sqlglot reads it as a command). `SET -v` would list defaults too, but not
+        the internal settings (`spark.sql.caseSensitive`)."""
+        return exp.Command(this="SET", expression="")
+
+    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
+        """The settings the session was given, as it has them; every other one it inherits
+        (its value unread, so it is pinned, then `RESET`). Flags are compared as Spark
+        reads them (`TRUE` is `true`)."""
+        given = {row["key"]: _normal(str(row["value"])) for row in rows}
+        return {
+            name: Current(given[name]) if name in given else Current("", own=False)
+            for name in self.session_settings
+        }
+
+    def wall_clock(self) -> exp.DataType:
+        return exp.DataType.build("TIMESTAMP_NTZ", dialect=self.name)
+
+    def byte_length(self, value: exp.Expr) -> exp.Expr | None:
+        return exp.Anonymous(this="OCTET_LENGTH", expressions=[value])  # LENGTH counts characters
+
+    def smallest(self, value: exp.Expr, n: int) -> exp.Expr | None:
+        return None
+
+
+def _normal(value: str) -> str:
+    """A setting's value as `sessions.text` writes it: a flag in lower case."""
+    return value.lower() if value.lower() in ("true", "false") else value

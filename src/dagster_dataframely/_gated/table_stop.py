@@ -1,0 +1,46 @@
+"""What a gated asset does with its table checks: `dd.expect_rows` and `dd.expect_fresh`
+judged on the rows its function returned, from the figures of the rules' evaluation (its
+row count, the newest value of the freshness column), before anything is written.
+
+One failing at `ERROR` stops the write as a failing `"error"` rule does: the run fails with
+`ValidationAbortError` and the table keeps its previous rows, since a table of the wrong size
+or of stale data is what the check exists to keep from downstream. With a quarantine, the
+quarantine is written first, as on every gated run. One failing at `WARN` writes the table
+and flags it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import dagster as dg
+
+#: The failing rules' rows in a run a table check stopped (`dy_failed_rows`).
+HALTED = "not written: a table check failed at ERROR, so the table was not written"
+
+
+def stop_message(
+    key: dg.AssetKey, stopped: Sequence[dg.AssetCheckResult], *, quarantine: str | None
+) -> str:
+    """The message of a run its table checks stopped: which checks, what they found, where
+    the quarantine went, and the fix ("" when none stopped it)."""
+    if not stopped:
+        return ""
+    lines = "\n".join(f"  - {result.check_name}: {_assessment(result)}" for result in stopped)
+    held = (
+        f"This run's failing rows were written to the quarantine at {quarantine}; "
+        if quarantine is not None
+        else ""
+    )
+    return (
+        f"Asset {key.to_user_string()} was not written: {len(stopped)} table check(s) failed "
+        f"at ERROR on the rows its function returned:\n{lines}\n{held}The table keeps its "
+        "previous rows. Fix the source data, change the check's bounds (dd.expect_rows, "
+        "dd.expect_fresh, or expect_rows=, expect_fresh= on dd.asset), or declare it "
+        "severity='warn' to write the table and flag it."
+    )
+
+
+def _assessment(result: dg.AssetCheckResult) -> str:
+    value = result.metadata.get("dy_assessment")
+    return str(getattr(value, "value", value)).removeprefix("failed at severity ERROR: ")

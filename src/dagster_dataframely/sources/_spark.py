@@ -1,0 +1,64 @@
+"""`SparkTableSource`: a table of a `SparkSession`'s catalog, or a parquet or Delta path,
+checked by Spark SQL.
+
+It is `SQLTableSource` with the `spark` dialect, reading through the session the resource
+gives instead of a DB-API connection (`_spark_session`): the same pushdown, partitions,
+session settings and errors.
+"""
+
+from __future__ import annotations
+
+from contextlib import AbstractContextManager
+from dataclasses import dataclass
+from typing import Any, ClassVar, Literal
+
+from ..errors import InvalidSourceError
+from ._sql import SQLTableSource
+
+
+@dataclass(frozen=True, kw_only=True)
+class SparkTableSource(SQLTableSource):
+    """A table Spark reads, checked where it lives, through the session under `resource_key`.
+
+    The resource is a `SparkSession` (or anything with `sql()`), dagster-pyspark's
+    `PySparkResource`, or a function that returns a session. `table` is a name in the
+    session's catalog (`db.orders`, a temporary view), defaulting to the asset's
+    `dagster/table_name`; or give `path` (with `format`, `parquet` or `delta`) to check
+    files. `partition_expr` selects the run's partition, as for the other databases.
+    """
+
+    resource_key: str = "spark"
+    dialect: str = "spark"
+    path: str | None = None
+    format: Literal["parquet", "delta"] = "parquet"
+
+    connection_fix: ClassVar[str] = (
+        "Check that resource '{resource_key}' gives a SparkSession that runs or can start: a "
+        "local session needs a Java runtime (JAVA_HOME, or java on PATH), a cluster's must be "
+        "reachable, and a stopped session runs no query (give one that is not stopped)."
+    )
+
+    def __post_init__(self) -> None:
+        if self.path is not None:
+            if self.table is not None:
+                raise InvalidSourceError(
+                    f"SparkTableSource(table={self.table!r}, path={self.path!r}): give the "
+                    "table's name or its path, not both."
+                )
+            if self.format not in ("parquet", "delta"):
+                raise InvalidSourceError(
+                    f"SparkTableSource(format={self.format!r}): give 'parquet' or 'delta'."
+                )
+            quoted = self.path.replace("`", "``")
+            object.__setattr__(self, "table", f"{self.format}.`{quoted}`")
+        super().__post_init__()
+
+    def connection(self, resource: Any) -> AbstractContextManager[Any]:
+        from ._spark_session import spark_connection
+
+        return spark_connection(resource)
+
+    def describe(self) -> str:
+        where = f"{self.format} path '{self.path}'" if self.path else None
+        table = where or (f"table '{self.table}'" if self.table else "the asset's table")
+        return f"Spark {table} via resource '{self.resource_key}'"

@@ -1,0 +1,1 @@
+SELECT ordered_at AS "value" FROM "shop"."orders" LIMIT 0

@@ -1,0 +1,77 @@
+"""A real local Spark for the tests: pyspark's own JVM (Java 17, Debian's
+`openjdk-17-jre-headless`), one per test process, `local[1]` with an in-memory catalog whose
+tables live in a temporary warehouse folder, stopped at the end.
+
+Every Spark test module is in the xdist group `spark`, so one worker starts the JVM. A missing
+Java fails the tests that need it with the command that installs it: never a skip.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import sys
+import tempfile
+from collections.abc import Iterator
+from typing import Any
+
+import pytest
+
+#: The xdist group of every test that uses the session: one worker, one JVM.
+GROUP = pytest.mark.xdist_group("spark")
+
+
+@pytest.fixture(scope="session")
+def spark() -> Iterator[Any]:
+    """A local SparkSession with the defaults a user's has (ANSI on, binary strings)."""
+    if shutil.which("java") is None:
+        pytest.fail(
+            "These tests need a Java runtime for Spark and found no `java` on PATH: install it "
+            "with `apt-get install openjdk-17-jre-headless` (.ci/run does that on a fresh "
+            "machine).",
+            pytrace=False,
+        )
+    from pyspark.sql import SparkSession
+
+    warehouse = tempfile.mkdtemp(prefix="dy-spark-")
+    session = (
+        SparkSession.builder.master("local[1]")
+        .appName("dagster-dataframely tests")
+        .config("spark.ui.enabled", "false")
+        .config("spark.sql.shuffle.partitions", "2")
+        .config("spark.sql.warehouse.dir", warehouse)
+        .config("spark.driver.memory", "1g")
+        .config("spark.pyspark.python", sys.executable)
+        .getOrCreate()
+    )
+    session.sparkContext.setLogLevel("OFF")
+    # pyspark logs every failed query's Java stack trace; the tests read the errors raised.
+    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
+    try:
+        yield session
+    finally:
+        session.stop()
+        shutil.rmtree(warehouse, ignore_errors=True)
+
+
+def spark_view(session: Any, name: str, frame: Any, *, collated: tuple[str, ...] = ()) -> str:
+    """`frame` (polars) as the temporary view `name`, each column of the Spark type of its
+    dtype: a naive datetime a `TIMESTAMP_NTZ` (sent as text, so no session zone moves it), a
+    column of `collated` a `STRING COLLATE UTF8_LCASE`. Returns `name`."""
+    import polars as pl
+
+    naive = [c for c, d in frame.schema.items() if isinstance(d, pl.Datetime) and not d.time_zone]
+    sent = frame.with_columns(pl.col(c).dt.strftime("%Y-%m-%d %H:%M:%S%.6f") for c in naive)
+    session.createDataFrame(sent.to_arrow()).createOrReplaceTempView(f"{name}__sent")
+    columns = ", ".join(
+        f"CAST(`{c}` AS TIMESTAMP_NTZ) AS `{c}`"
+        if c in naive
+        else f"`{c}` COLLATE UTF8_LCASE AS `{c}`"
+        if c in collated
+        else f"`{c}`"
+        for c in frame.columns
+    )
+    session.sql(
+        f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS SELECT {columns} FROM `{name}__sent`"
+    )
+    return name

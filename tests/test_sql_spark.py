@@ -1,0 +1,427 @@
+"""`SparkTableSource` in real runs on a local Spark: every rule kind counted in Spark
+(`dy_engine: spark`) with Dataframely's own counts, samples, casts, the SQL Databricks is
+sent, a daily partition of a parquet path, a collection's filters, a collated column, the
+user's session settings put back, and each way a check cannot read (a missing table, a
+resource that is no session, a session that cannot start) failing the step with the asset,
+the source and the fix.
+"""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import datetime as dt
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import polars as pl
+import pytest
+from dagster.components.testing import DefsFolderSandbox
+from ledger import MEMBERS, POLARS_FILTERS, Ledger, ledger_frames
+from spark import GROUP, spark_view
+from support import evaluations, failure_text, logs, scaffold_checks
+from test_catalogue_kinds import Everything
+from test_collection_pushdown import dataframely_counts
+
+import dagster_dataframely as dd
+from dagster_dataframely._sidecar.collection_checks import filter_rules
+from dagster_dataframely.errors import InvalidSourceError
+from dagster_dataframely.sources._spark_session import SparkConnection
+
+pytestmark = GROUP
+
+#: Rows breaking every rule of `Everything` at least once, none breaking all.
+EVERYTHING = pl.DataFrame(
+    {
+        "id": [1, 2, 2, None, 5, 6],
+        "amount": [10.0, -1.0, float("nan"), float("inf"), 100.0, None],
+        "share": [0.5, 0.0, 1.5, float("nan"), None, 1.0],
+        "code": ["AB", "A", "ABCDE", "ab", None, "A\nB"],
+        "size": [2, 3, 4, None, 1, 2],
+        "tag": ["x", "y", "y", None, "z", None],
+        "day": [dt.date(2021, 1, 1), dt.date(2019, 12, 31)] * 3,
+    },
+    schema_overrides={"day": pl.Date},
+)
+#: `c % 2 == 0`: a modulo has no SQL form here (as in every dialect).
+EVERYTHING_FALLBACKS = {"dy_rule__size__check__even"}
+
+
+def _checks_run(
+    schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any], **settings: Any
+) -> tuple[dg.DagsterInstance, dg.ExecuteInProcessResult]:
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "payments"})
+    checks = dd.schema_checks(schema, asset="payments", source=source, **settings)
+    instance = dg.DagsterInstance.ephemeral()
+    result = dg.materialize(
+        [spec, checks],
+        resources=resources,
+        instance=instance,
+        selection=dg.AssetSelection.all_asset_checks(),
+        raise_on_error=False,
+    )
+    return instance, result
+
+
+def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, str]]:
+    """check name -> (failed rows, engine) of each rule check."""
+    return {
+        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)  # type: ignore[misc]
+        for name, e in evaluations(result).items()
+        if "dy_failed_count" in e.metadata
+    }
+
+
+def _dataframely(schema: type[dy.Schema], frame: pl.DataFrame) -> dict[str, int]:
+    """check name -> what Dataframely's `filter` counts on `frame`, zeros included."""
+    _, failures = schema.filter(frame)
+    return {"dy_rule__" + n.replace("|", "__"): c for n, c in failures.counts().items()}
+
+
+def _read_back(spark: Any, table: str) -> pl.DataFrame:
+    frame = pl.from_arrow(spark.table(table).toArrow())
+    assert isinstance(frame, pl.DataFrame)
+    return frame
+
+
+@pytest.fixture(scope="module")
+def catalog_table(spark: Any) -> str:
+    """`Everything`'s rows as a parquet table of the session's catalog."""
+    spark_view(spark, "everything_rows", EVERYTHING)
+    spark.sql("DROP TABLE IF EXISTS payments")
+    spark.sql("CREATE TABLE payments USING parquet AS SELECT * FROM everything_rows")
+    return "payments"
+
+
+def test_every_rule_kind_runs_in_spark_with_dataframelys_counts(
+    spark: Any, catalog_table: str
+) -> None:
+    instance, result = _checks_run(Everything, dd.sources.SparkTableSource(), {"spark": spark})
+
+    outcomes = _outcomes(result)
+    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    counts = {name: count for name, (count, _) in outcomes.items()}
+    assert {name: count for name, count in counts.items() if count} == {
+        name: count for name, count in expected.items() if count
+    }
+    assert {name for name, count in expected.items() if count} >= {
+        "dy_rule__primary_key",
+        "dy_rule__amount__min",
+        "dy_rule__amount__nan",
+        "dy_rule__amount__inf",
+        "dy_rule__code__regex",
+        "dy_rule__tag__unique",
+        "dy_rule__size__check__even",
+        "dy_rule__coded_amounts",
+    }
+    assert {name for name, (_, engine) in outcomes.items() if engine != "spark"} == (
+        EVERYTHING_FALLBACKS
+    )
+    failing = {name for name, count in counts.items() if count}
+    samples = {n: e.metadata.get("dy_failed_sample") for n, e in evaluations(result).items()}
+    assert all(samples[name] is not None for name in failing)
+    assert "Pushed down to spark" in "\n".join(logs(instance, result))
+
+
+def test_databricks_sql_runs_on_a_local_spark_with_dataframelys_counts(
+    spark: Any, catalog_table: str
+) -> None:
+    # No Databricks here and no SQL connector installed: the session, seen as a DB-API
+    # connection, runs the SQL `SQLTableSource(dialect="databricks")` sends.
+    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="databricks")
+
+    _, result = _checks_run(Everything, source, {"warehouse": SparkConnection(spark)})
+
+    outcomes = _outcomes(result)
+    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
+    engines = {n for n, (_, engine) in outcomes.items() if engine != "databricks"}
+    assert engines == EVERYTHING_FALLBACKS
+
+
+def test_a_parquet_path_is_checked_by_its_daily_partition(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "payments")
+    spark.table("everything_rows").write.mode("overwrite").parquet(path)
+    days = dg.DailyPartitionsDefinition(start_date="2019-12-31")
+
+    @dg.asset(name="payments", partitions_def=days)
+    def payments() -> None:
+        """Written by Spark; the run only marks the partition."""
+
+    checks = dd.schema_checks(
+        Everything,
+        asset="payments",
+        partitions_def=days,
+        source=dd.sources.SparkTableSource(path=path, partition_expr="day"),
+    )
+    result = dg.materialize(
+        [payments, checks],
+        resources={"spark": spark},
+        partition_key="2021-01-01",
+        raise_on_error=False,
+    )
+
+    day = EVERYTHING.filter(pl.col("day") == dt.date(2021, 1, 1))
+    outcomes = _outcomes(result)
+    assert {n: c for n, (c, _) in outcomes.items() if c} == {
+        n: c for n, c in _dataframely(Everything, day).items() if c
+    }
+    assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
+
+
+def test_the_component_checks_a_parquet_path_from_yaml(
+    spark: Any, catalog_table: str, tmp_path: Path, sandbox: DefsFolderSandbox
+) -> None:
+    path = str(tmp_path / "payments")
+    spark.table(catalog_table).write.parquet(path)
+    source = {"kind": "spark", "path": path, "format": "parquet"}
+    entry = {"asset": "payments", "schema": "test_catalogue_kinds:Everything", "source": source}
+    defs_path = scaffold_checks(sandbox, {"checks": [entry], "assets_outside_defs": True})
+    with sandbox.load_component_and_build_defs(defs_path=defs_path) as (_, defs):
+        merged = dg.Definitions.merge(
+            dg.Definitions(assets=[dg.AssetSpec("payments")], resources={"spark": spark}), defs
+        )
+        result = merged.resolve_implicit_global_asset_job_def().execute_in_process(
+            instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
+        )
+
+    outcomes = _outcomes(result)
+    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
+    assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
+
+
+def test_a_yaml_spark_source_takes_only_its_fields() -> None:
+    source = dd.sources.source_from_config("spark", {"path": "/lake/orders", "format": "delta"})
+
+    assert source == dd.sources.SparkTableSource(path="/lake/orders", format="delta")
+    assert source.describe() == "Spark delta path '/lake/orders' via resource 'spark'"
+    with pytest.raises(InvalidSourceError, match="does not take dialect"):
+        dd.sources.source_from_config("spark", {"table": "orders", "dialect": "spark"})
+
+
+def test_a_utf8_lcase_column_is_counted_by_its_bytes(spark: Any) -> None:
+    class Tags(dy.Schema):
+        tag = dy.String(primary_key=True, regex="^[a-b]$", check={"a": lambda c: c != "a"})
+
+    frame = pl.DataFrame({"tag": ["a", "A", "b", "B", "b"]})
+    spark_view(spark, "tags", frame, collated=("tag",))
+    source = dd.sources.SparkTableSource(table="tags")
+
+    _, result = _checks_run(Tags, source, {"spark": spark})
+
+    # By bytes, as in polars: "A" and "B" fail the regex and only "b" repeats (under
+    # UTF8_LCASE every tag would match and all five rows repeat a key).
+    assert _outcomes(result) == {
+        "dy_rule__primary_key": (2, "spark"),
+        "dy_rule__tag__regex": (2, "spark"),
+        "dy_rule__tag__check__a": (1, "spark"),
+        "dy_rule__tag__nullability": (0, "spark"),
+    }
+    counts = {n: c for n, (c, _) in _outcomes(result).items()}
+    assert {n: c for n, c in counts.items() if c} == _dataframely(Tags, frame)
+
+
+def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> None:
+    class Stamps(dy.Schema):
+        at = dy.Datetime(min=dt.datetime(2024, 3, 10, 2, 30))
+        total = dy.Float64(check={"doubled": lambda c: c * 2.0 < 100.0})
+        code = dy.String(regex="^a")
+
+    # 02:30 on 2024-03-10 is in New York's DST gap: a zone would move it, a wall clock not.
+    frame = pl.DataFrame(
+        {
+            "at": [dt.datetime(2024, 3, 10, 2, 29), dt.datetime(2024, 3, 10, 2, 30)],
+            "total": [1.0, 50.0],
+            "code": ["ab", "Ab"],
+        }
+    )
+    spark_view(spark, "stamps", frame)
+    mine = {
+        "spark.sql.ansi.enabled": "false",
+        "spark.sql.session.timeZone": "America/New_York",
+        "spark.sql.caseSensitive": "false",
+    }
+    for name, value in mine.items():
+        spark.conf.set(name, value)
+    try:
+        _, result = _checks_run(
+            Stamps, dd.sources.SparkTableSource(table="stamps"), {"spark": spark}
+        )
+        assert {name: spark.conf.get(name) for name in mine} == mine
+    finally:
+        for name in mine:
+            spark.conf.unset(name)
+
+    assert _outcomes(result) == {
+        "dy_rule__at__min": (1, "spark"),
+        "dy_rule__at__nullability": (0, "spark"),
+        "dy_rule__total__check__doubled": (1, "spark"),
+        "dy_rule__total__nullability": (0, "spark"),
+        "dy_rule__total__nan": (0, "spark"),
+        "dy_rule__total__inf": (0, "spark"),
+        "dy_rule__code__regex": (1, "spark"),
+        "dy_rule__code__nullability": (0, "spark"),
+    }
+
+
+def test_read_dtypes_cast_casts_in_spark_and_counts_the_values_that_do_not_convert(
+    spark: Any,
+) -> None:
+    class Levels(dy.Schema):
+        level = dy.Int16(check={"positive": lambda c: c > 0})
+        kind = dy.Enum(["a", "b"])
+
+    spark_view(spark, "levels", pl.DataFrame({"level": [1, -2, 3], "kind": ["a", "b", "b"]}))
+    spark_view(spark, "bad_levels", pl.DataFrame({"level": [1, 70000], "kind": ["a", "c"]}))
+
+    _, cast = _checks_run(
+        Levels, dd.sources.SparkTableSource(table="levels"), {"spark": spark}, read_dtypes="cast"
+    )
+    _, refused = _checks_run(
+        Levels,
+        dd.sources.SparkTableSource(table="bad_levels"),
+        {"spark": spark},
+        read_dtypes="cast",
+    )
+
+    assert _outcomes(cast) == {
+        "dy_rule__level__check__positive": (1, "spark"),
+        "dy_rule__level__nullability": (0, "spark"),
+        "dy_rule__kind__nullability": (0, "spark"),
+    }
+    columns = evaluations(refused)["dy_schema__columns"]
+    assert not columns.passed
+    assert columns.metadata["dy_engine"].value == "spark"
+    casts = columns.metadata["dy_casts"].value.records  # type: ignore[attr-defined]
+    assert {r.data["column"]: r.data["failed"] for r in casts} == {"level": 1, "kind": 1}
+
+
+def test_a_collections_filters_run_in_spark_with_dataframelys_counts(spark: Any) -> None:
+    frames = ledger_frames()
+    for member, frame in frames.items():
+        spark_view(spark, f"ledger_{MEMBERS[member]}", frame)
+    checks = dd.collection_checks(
+        Ledger,
+        members=MEMBERS,
+        sources={m: dd.sources.SparkTableSource(table=f"ledger_{t}") for m, t in MEMBERS.items()},
+    )
+    result = dg.materialize(
+        [*(dg.AssetSpec(key) for key in MEMBERS.values()), checks],
+        resources={"spark": spark},
+        selection=dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks(),
+        raise_on_error=False,
+    )
+
+    outcomes = {
+        (e.asset_key.to_user_string(), e.check_name): (
+            e.metadata["dy_failed_count"].value,
+            e.metadata["dy_engine"].value,
+        )
+        for e in result.get_asset_check_evaluations()
+        if "dy_engine" in e.metadata
+    }
+    failed = {key: count for key, (count, _) in outcomes.items() if count}
+    assert failed == dataframely_counts(Ledger, frames, MEMBERS)
+    in_spark = {
+        check
+        for (_, check), (_, engine) in outcomes.items()
+        if check.startswith("dy_filter__") and engine == "spark"
+    }
+    assert in_spark == {
+        f"dy_filter__{rule.name.replace('|', '__')}"
+        for rule in filter_rules(Ledger)
+        if rule.name not in POLARS_FILTERS
+    }
+
+
+def test_a_missing_table_fails_the_step_naming_the_asset_the_source_and_the_fix(
+    spark: Any,
+) -> None:
+    source = dd.sources.SparkTableSource(table="no_such_table")
+
+    _, result = _checks_run(Everything, source, {"spark": spark})
+
+    message = failure_text(result)
+    assert "SourceReadError" in message
+    assert "asset payments" in message
+    assert "Spark table 'no_such_table' via resource 'spark'" in message
+    assert "Check the table's name" in message
+
+
+def test_a_resource_that_is_no_session_is_named(spark: Any) -> None:
+    _, result = _checks_run(Everything, dd.sources.SparkTableSource(), {"spark": "local"})
+
+    message = failure_text(result)
+    assert "SourceConnectionError" in message
+    assert "str is not a SparkSession" in message
+    assert "resource 'spark'" in message
+
+
+def test_a_table_and_a_path_together_are_refused() -> None:
+    with pytest.raises(InvalidSourceError, match="the table's name or its path, not both"):
+        dd.sources.SparkTableSource(table="payments", path="/lake/payments")
+
+
+#: A check of table `rows` whose resource is the session SESSION defines, run in a process
+#: of its own: it prints the failed step's error chain.
+_CHECK = """
+import dagster as dg, dataframely as dy
+import dagster_dataframely as dd
+from pyspark.sql import SparkSession
+
+class Rows(dy.Schema):
+    id = dy.Int64()
+
+SESSION
+checks = dd.schema_checks(Rows, asset="rows", source=dd.sources.SparkTableSource(table="rows"))
+result = dg.materialize(
+    [dg.AssetSpec("rows"), checks], resources={"spark": session},
+    selection=dg.AssetSelection.all_asset_checks(), raise_on_error=False,
+)
+(failure,) = result.get_step_failure_events()
+print(failure.step_failure_data.error.to_string())
+"""
+#: A function that starts a session when the check calls it.
+_STARTED = """
+def session():
+    return SparkSession.builder.master("local[1]").getOrCreate()
+"""
+#: A session stopped before the check.
+_STOPPED = """
+session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+session = session.getOrCreate()
+session.sparkContext.setLogLevel("OFF")
+session.stop()
+"""
+
+
+def _step_failure(script: str, **env: str) -> str:
+    """The failed check step's error chain of `_CHECK` with the session `script` defines,
+    run in a process of its own (its own JVM, or none) with `env` over this environment."""
+    done = subprocess.run(
+        [sys.executable, "-c", _CHECK.replace("SESSION", script)],
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_a_session_that_cannot_start_without_java_names_the_fix(tmp_path: Path) -> None:
+    failure = _step_failure(_STARTED, JAVA_HOME=str(tmp_path / "no-java"), PATH="/nonexistent")
+
+    assert "Could not connect to the database of asset rows" in failure
+    assert "needs a Java runtime (JAVA_HOME, or java on PATH)" in failure
+
+
+def test_a_stopped_session_fails_the_check_as_a_connection_that_cannot_open() -> None:
+    failure = _step_failure(_STOPPED)
+
+    assert "Could not connect to the database of asset rows" in failure
+    assert "Spark table 'rows' via resource 'spark'" in failure
+    assert "a stopped session runs no query" in failure

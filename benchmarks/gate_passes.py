@@ -2,7 +2,7 @@
 
 `python benchmarks/gate_passes.py [--rows N] [--repeat R] [--before SRC] [--dir DIR]`
 
-Writes the source of `gate_streaming.py` (5 narrow columns, 1% of the rows breaking an
+Writes the source of `gate_streaming.py` (narrow columns, 1% of the rows breaking an
 `"error"` rule), then runs `@dd.asset(Schema, quarantine=True)` returning its scan, stored by
 `dd.ParquetIOManager`, and the plain asset returning the same scan, each in a fresh process,
 interleaved, `--repeat` times. In the child, every `LazyFrame.collect`, `sink_parquet` and

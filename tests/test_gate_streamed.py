@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
+import dataframely as dy
 import polars as pl
 import pytest
 from defective import DEFECTIVE_COUNTS, ERROR_COUNTS
@@ -205,6 +206,35 @@ def test_any_mix_of_rows_is_split_as_dataframely_filter_splits_it(tmp_path_facto
         assert not (store / "orders.parquet").exists()
 
 
+@dd.warn("one_order_per_customer")
+class Visits(dy.Schema):
+    amount = dy.Int64(min=2)
+    customer = dy.String()
+
+    @dy.rule()
+    def one_order_per_customer(cls) -> pl.Expr:
+        return pl.len().over("customer") < 2
+
+
+def test_a_group_rule_flags_the_quarantined_rows_from_every_row_of_their_group(tmp_path):
+    source = tmp_path / "visits.parquet"
+    pl.DataFrame({"amount": [1, 5, 2], "customer": ["x", "x", "y"]}).write_parquet(source)
+
+    @dd.asset(Visits, quarantine=True)
+    def visits() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
+
+    store = tmp_path / "store"
+    result = run(visits, dd.ParquetIOManager(base_dir=str(store)))
+
+    assert result.success
+    # x's first row breaks `amount|min` and is quarantined; its group still has two rows
+    held = stored(store, "visits_quarantine.parquet")
+    assert held.select("amount", "dy_rule__one_order_per_customer").rows() == [(1, "invalid")]
+    table = stored(store, "visits.parquet")  # the valid row, then the warn-only one
+    assert table.rows() == [(2, "y"), (5, "x")]
+
+
 # ------------------------------------ all or nothing ------------------------------------ #
 
 
@@ -366,6 +396,7 @@ def test_each_partition_is_validated_and_written_to_its_own_files(tmp_path):
 CLI_DEFS = """
 import os
 import dagster as dg
+import dataframely as dy
 import polars as pl
 import dagster_dataframely as dd
 from dagster_dataframely.data import OrdersSchema

@@ -68,6 +68,8 @@ class Evaluation:
     engines: Mapping[str, str] = field(default_factory=dict)
     #: column -> its largest value (None: no value), for the columns `maxima` asked for
     maxima: Mapping[str, Any] = field(default_factory=dict)
+    #: the one row of the `aggregates` the counting pass computed besides (None: none asked)
+    aggregated: pl.DataFrame | None = None
 
     def fails(self, rule: str) -> bool:
         """Whether `rule` failed: on some rows, or as a verdict on the (empty) table."""
@@ -156,19 +158,29 @@ def evaluate(
     max_failure_samples: int,
     identify: Sequence[str] = (),
     maxima: Sequence[str] = (),
+    aggregates: Mapping[str, pl.Expr] | None = None,
+    columns: Mapping[str, pl.Expr] | None = None,
 ) -> Evaluation:
     """Count each rule's failing rows on `lf` and sample up to `max_failure_samples` of them.
 
     `lf` must hold the schema's columns with the schema's dtypes. Samples show the columns
     that explain a failure, after the `identify` columns (the primary key) that locate it.
-    The largest value of each column of `maxima` (a table check's) is found in the same pass.
+    The largest value of each column of `maxima` (a table check's) is found in the same pass,
+    and so are `aggregates` (output name -> aggregation over `lf` with the row-wise rules'
+    flag columns, as `rule_columns` names them, and `columns`: name -> an expression over
+    those, computed once per row for the aggregates to share), as `Evaluation.aggregated`.
     """
     row_wise = [rule for rule in rules if rule.distinct_over is None]
     largest = {f"{_MAX}{index}": column for index, column in enumerate(maxima)}
-    counts = rule_columns(lf, row_wise).select(
+    besides = dict(aggregates or {})
+    flagged = rule_columns(lf, row_wise).with_columns(
+        expr.alias(name) for name, expr in (columns or {}).items()
+    )
+    counts = flagged.select(
         pl.len().alias(_ROWS),
         *((~pl.col(rule.check_name)).sum().alias(rule.name) for rule in row_wise),
         *(pl.col(column).max().alias(alias) for alias, column in largest.items()),
+        *(expr.alias(name) for name, expr in besides.items()),
     )
     # `unique` and primary-key rules: first the keys whose hash repeats (a cheap sort of
     # narrow hashes), then an exact grouped count over the rows with those hashes only. A
@@ -176,7 +188,10 @@ def evaluate(
     # The row-wise counts run alone first: in one `collect_all` with the hash sort, polars
     # caches their shared scan and buffers it for the slower of the two (about 1.5x the
     # memory at 10M rows), and the row count they give sets the hash width.
-    counted = counts.collect(engine="streaming").row(0, named=True)
+    collected = counts.collect(engine="streaming")
+    # Taken apart before `row`: an aggregate may hold a date Python cannot (`python_values`).
+    aggregated = collected.select(list(besides)) if besides else None
+    counted = collected.drop(list(besides)).row(0, named=True)
     found_maxima = {column: counted.pop(alias) for alias, column in largest.items()}
     failed: dict[str, int] = {name: int(value or 0) for name, value in counted.items()}
     distinct = [rule for rule in rules if rule.distinct_over is not None]
@@ -212,6 +227,7 @@ def evaluate(
         samples=samples,
         failed_table=_failed_on_empty(lf, rules) if row_count == 0 else frozenset(),
         maxima=found_maxima,
+        aggregated=aggregated,
     )
 
 

@@ -1,12 +1,17 @@
 """Per-dtype column statistics of a written table, for its materialization metadata.
 
-One pass over the table (a streaming aggregation for a `LazyFrame`) computes, per column,
-what its dtype makes meaningful: the null count always; min and max for numbers, booleans
-and temporal columns; the mean, rounded to two decimals, for numbers that measure something
-(not for booleans, and not for an integer column whose values are (nearly) all distinct: an
-identifier's mean means nothing); the longest value (in characters) for strings. Only the
-first columns are described, as many as a metadata table shows, so a wide schema costs no
-more than a narrow one.
+One aggregation over the table computes, per column, what its dtype makes meaningful: the
+null count always; min and max for numbers, booleans and temporal columns; the mean, rounded
+to two decimals, for numbers that measure something (not for booleans, and not for an integer
+column whose non-null values are (nearly) all distinct: an identifier's mean means nothing);
+the longest value (in characters) for strings. Only the first columns are described, as many
+as a metadata table shows, so a wide schema costs no more than a narrow one.
+
+The aggregation can describe only the rows a mask keeps (`where=`), so a gate computes the
+statistics of the rows it writes inside the pass that counts its rules (`Evaluation.aggregated`)
+instead of in a pass of its own. A masked-out value reads as null: for the distinct estimate,
+one null value more (a filter or `drop_nulls` inside the aggregation would make polars'
+streaming engine buffer the column, 140 MB more at 10M rows).
 """
 
 from __future__ import annotations
@@ -18,6 +23,7 @@ import polars as pl
 from .display import MAX_ROWS, dtype_name, python_rows
 
 _FIELDS = ("nulls", "min", "max", "mean", "max_length", "distinct", "values")
+_PREFIX = "__dy_stat"
 _SCHEMA = {
     "column": pl.String,
     "dtype": pl.String,
@@ -29,25 +35,40 @@ _SCHEMA = {
 }
 
 
-def statistics(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
-    """One row per described column of `frame`: column, dtype, nulls, min, max, mean,
-    max_length (null where the dtype has no such statistic)."""
+def statistics(frame: pl.DataFrame | pl.LazyFrame, where: pl.Expr | None = None) -> pl.DataFrame:
+    """One row per described column of `frame` (of its rows for which `where` holds): column,
+    dtype, nulls, min, max, mean, max_length (null where the dtype has no such statistic).
+    One pass, streamed for a plan."""
     schema = frame.collect_schema()
-    described = schema.names()[:MAX_ROWS]
-    exprs: list[pl.Expr] = []
-    for index, name in enumerate(described):
-        exprs.extend(
-            expr.alias(f"{index}|{field}")
-            for field, expr in _expressions(pl.col(name), schema[name]).items()
-        )
-    selected = frame.select(exprs)
+    exprs = aggregations(schema, where)
+    selected = frame.select(*(expr.alias(name) for name, expr in exprs.items()))
     aggregated = (
         selected if isinstance(selected, pl.DataFrame) else selected.collect(engine="streaming")
     )
-    values = python_rows(aggregated)[0] if exprs else {}
+    return described(schema, aggregated)
+
+
+def aggregations(schema: pl.Schema, where: pl.Expr | None = None) -> dict[str, pl.Expr]:
+    """The aggregations `described` reads, by output name, over the rows of a frame of
+    `schema` for which `where` holds (every row without it)."""
+    found: dict[str, pl.Expr] = {}
+    for index, name in enumerate(schema.names()[:MAX_ROWS]):
+        column = pl.col(name) if where is None else pl.when(where).then(pl.col(name))
+        # A masked-out value reads as null: count the nulls of the kept rows only.
+        nulls = (
+            pl.col(name).null_count() if where is None else (pl.col(name).is_null() & where).sum()
+        )
+        fields = _expressions(column, schema[name]) | {"nulls": nulls}
+        found |= {f"{_PREFIX}{index}|{field}": expr for field, expr in fields.items()}
+    return found
+
+
+def described(schema: pl.Schema, aggregated: pl.DataFrame) -> pl.DataFrame:
+    """The statistics table from the one row of `aggregations` over a frame of `schema`."""
+    values = python_rows(aggregated)[0] if aggregated.width else {}
     rows = []
-    for index, name in enumerate(described):
-        found = {field: values.get(f"{index}|{field}") for field in _FIELDS}
+    for index, name in enumerate(schema.names()[:MAX_ROWS]):
+        found = {field: values.get(f"{_PREFIX}{index}|{field}") for field in _FIELDS}
         rows.append(
             {
                 "column": name,
@@ -63,7 +84,7 @@ def statistics(frame: pl.DataFrame | pl.LazyFrame) -> pl.DataFrame:
 
 
 def _expressions(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
-    found = {"nulls": column.null_count()}
+    found: dict[str, pl.Expr] = {}
     if dtype.is_numeric():
         found |= {"min": column.min(), "max": column.max(), "mean": column.mean()}
         if dtype.is_integer():

@@ -37,8 +37,9 @@ and written after, so the outcome is decided before anything is written
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any, TypeAlias
@@ -49,26 +50,27 @@ import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
-from .._checks.results import column_schema_results, evaluate_schema, results
+from .._checks.results import column_schema_results, results
 from .._checks.specs import Check, plan
 from .._checks.table_results import failed_at_error, skipped_table_results, table_results
 from .._engine.catalogue import rules
 from .._engine.display import table
-from .._engine.evaluate import Evaluation, as_lazy
+from .._engine.evaluate import Evaluation, as_lazy, evaluate
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
-from .._engine.statistics import statistics as column_statistics
+from .._engine.statistics import aggregations
 from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from .split import Split, by_rules, split_eagerly, split_lazily
+from .split import Split, by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
 from .table_stop import HALTED, stop_message
 
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
 
 _LISTED_RULES = 50
+_KEPT = "__dy_kept"  # the flag of the rows a written table keeps, in the counting pass
 _WARN = dg.AssetCheckSeverity.WARN
 
 
@@ -165,7 +167,7 @@ def gated_results(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    described = _Description(
+    description = _Description(
         table_schema(dy_schema),
         resolve("statistics", statistics),
         resolve("row_sample", row_sample),
@@ -183,13 +185,26 @@ def gated_results(
             columns
         )
     )
-    maxima = table_checks.maxima  # found in the rules' one streaming pass
-    evaluation = evaluate_schema(dy_schema, rows.lazy(), catalogue, settings, maxima=maxima)
+    # The statistics of the rows the table keeps are aggregated in the counting pass, and the
+    # table checks' maxima are found there too.
+    summary = description.statistics
+    evaluation = evaluate(
+        rows.lazy(),
+        catalogue,
+        max_failure_samples=settings.max_failure_samples,
+        identify=dy_schema.primary_key(),
+        maxima=table_checks.maxima,
+        aggregates=aggregations(rows.collect_schema(), where=pl.col(_KEPT)) if summary else None,
+        columns={_KEPT: kept_by_flags(catalogue)} if summary else None,
+    )
     judged = list(table_results(table_checks, evaluation, asset_key=key, reference=reference))
     stopped = failed_at_error(judged)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
+    described = dataclasses.replace(
+        description, statistics_of=written_statistics(rows, failing, evaluation)
+    )
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
     def told(fate: _Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
@@ -343,13 +358,14 @@ class _Description:
     row_sample: int
     #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
     takes_lazy: bool = False
+    #: the statistics of the written rows (`written_statistics`)
+    statistics_of: Callable[[], pl.DataFrame] | None = None
 
     def materialization(
         self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
     ) -> dg.MaterializeResult:
         """The table's materialization, handing the written rows to its IO manager (a plan
-        only to one that takes plans); the row sample is a head of the written rows and the
-        statistics one aggregation over them, streamed for a plan."""
+        only to one that takes plans); the row sample is a head of the written rows."""
         written = split.written
         metadata: dict[str, Any] = {
             "dagster/row_count": split.written_rows,
@@ -361,8 +377,8 @@ class _Description:
             head = written.head(self.row_sample)
             sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
             metadata["dy_row_sample"] = table(sample, null="null")
-        if self.statistics:
-            metadata["dy_statistics"] = table(column_statistics(written))
+        if self.statistics and self.statistics_of is not None:
+            metadata["dy_statistics"] = table(self.statistics_of())
         metadata.update(extra or {})
         value = (
             written

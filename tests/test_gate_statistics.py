@@ -3,7 +3,8 @@ not the quarantined rows, whose values (the extreme ones a rule catches) would o
 as the table's min, max, nulls or longest string. Real runs, storing parquet with
 `dd.ParquetIOManager`, for a returned `LazyFrame` (the counting pass aggregates them) and a
 returned `DataFrame`, with and without a failing primary key (whose rows the counting pass
-does not tell apart, so the statistics take a pass of their own over the written rows)."""
+does not tell apart, so the statistics take a pass of their own over the written rows). The
+row sample is the head of the stored table, wherever the first valid rows lie."""
 
 from __future__ import annotations
 
@@ -167,3 +168,38 @@ def test_the_longest_string_is_counted_in_bytes_as_the_max_length_rule_counts(tm
     result = run(gated(Readings, source, lazy=True), tmp_path / "store")
 
     assert statistics_of(result)["label"]["max_length"] == len("Größe".encode()) == 7
+
+
+def _readings(*kinds: tuple[str, int]) -> pl.DataFrame:
+    """Rows of `Readings` in runs: `("valid", n)`, `("invalid", n)` (breaking `value|min`,
+    an "error" rule) or `("warned", n)` (breaking only `label|max_length`, a "warn" rule)."""
+    labels = {"valid": "ok", "invalid": "bad", "warned": "too long"}
+    kind = [k for k, n in kinds for _ in range(n)]
+    return pl.DataFrame(
+        {
+            "id": range(len(kind)),
+            "value": [-1.0 if k == "invalid" else float(i) for i, k in enumerate(kind)],
+            "label": [labels[k] for k in kind],
+        }
+    )
+
+
+@pytest.mark.parametrize(
+    "kinds",
+    [
+        [("valid", 2), ("invalid", 1), ("valid", 20)],
+        [("invalid", 10_001), ("valid", 8)],  # no valid row among the first 10,000
+        [("warned", 2), ("valid", 2), ("invalid", 3), ("warned", 2)],  # fewer valid than 5
+    ],
+    ids=["valid-first", "invalid-prefix", "few-valid"],
+)
+def test_the_row_sample_is_the_head_of_the_stored_table(tmp_path, kinds):
+    source = tmp_path / "readings.parquet"
+    _readings(*kinds).write_parquet(source)
+    store = tmp_path / "store"
+
+    result = run(gated(Readings, source, lazy=True), store)
+
+    shown = materialization(result, "readings")["dy_row_sample"].records
+    stored = pl.read_parquet(store / "readings.parquet").head(5)
+    assert [r.data for r in shown] == [r.data for r in table(stored, null="null").records]

@@ -375,9 +375,7 @@ class _Description:
             ),
         }
         if self.row_sample:
-            head = written.head(self.row_sample)
-            sample = head if isinstance(head, pl.DataFrame) else head.collect(engine="streaming")
-            metadata["dy_row_sample"] = table(sample, null="null")
+            metadata["dy_row_sample"] = table(split.head(self.row_sample), null="null")
         if self.statistics and self.statistics_of is not None:
             metadata["dy_statistics"] = table(self.statistics_of())
         metadata.update(extra or {})

@@ -246,6 +246,16 @@ def test_trends_without_a_context_are_refused_at_the_call_with_the_fix() -> None
         "check_results for asset orders got trends= but no context"
     )
     assert "Pass the run's context (context=context" in str(validated.value)
+    with dg.instance_for_test() as instance, pytest.raises(InvalidSettingError) as wrong:
+        dd.wiring.check_results(
+            Orders,
+            orders(5),
+            asset_key="orders",
+            trends=trends,
+            context=instance,  # type: ignore[arg-type]
+        )
+    assert "got context=DagsterInstance" in str(wrong.value)
+    assert "(context=context)" in str(wrong.value)
     # a call whose selection leaves the trend out needs no history
     found = dd.wiring.check_results(
         Orders, orders(5), asset_key="orders", trends=trends, checks=["dy_rule__amount__min"]

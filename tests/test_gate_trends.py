@@ -167,6 +167,23 @@ def test_each_partition_key_is_judged_against_its_own_history(
     assert us.passed and us.metadata["dy_history"].value == 3
 
 
+def test_a_time_window_is_judged_against_the_windows_before_it(
+    instance: dg.DagsterInstance, tmp_path: Path
+) -> None:
+    days = dg.DailyPartitionsDefinition(start_date="2024-01-01")
+    frames: dict[str, pl.DataFrame | None] = {}
+    asset = gated(frames, trends=dd.Trends(window=3, min_history=3), partitions_def=days)
+    for day, rows in (("2024-01-01", 100), ("2024-01-02", 104), ("2024-01-03", 98)):
+        frames["orders"] = orders(rows)
+        run(asset, instance, tmp_path, partition_key=day)
+
+    frames["orders"] = orders(30)
+    judged = evaluations(run(asset, instance, tmp_path, partition_key="2024-01-04"))[TRENDS]
+
+    assert (judged.passed, judged.severity) == (False, WARN)
+    assert judged.metadata["dy_history"].value == 3  # yesterday's volume against the days before
+
+
 def wired(
     trends: dd.Trends, frames: dict[str, pl.DataFrame]
 ) -> tuple[dg.AssetsDefinition, dg.AssetChecksDefinition]:

@@ -21,6 +21,8 @@ from test_pushdown import _outcomes, run_payments_checks
 from test_sql_source import TABLE, Payments
 
 import dagster_dataframely as dd
+from dagster_dataframely._engine.sql.dialects import DIALECTS
+from dagster_dataframely.sources._sql_query import polars_dtype
 
 #: Where each of `Payments`' rule checks runs on Redshift, and why a fallback falls back.
 TEXT = "polars (text compares without trailing blanks in Redshift)"
@@ -124,3 +126,27 @@ def test_a_new_york_session_counts_berlins_day_and_keeps_its_zone(server: Postgr
     assert outcomes["dy_rule__primary_key"] == (2, 3, "redshift")
     # The check pinned UTC for its queries and gave the user's session its zone back.
     assert zone == ("America/New_York",)
+
+
+@pytest.mark.parametrize(
+    ("oid", "dtype"),
+    [
+        (20, pl.Int64()),
+        (21, pl.Int16()),
+        (701, pl.Float64()),
+        (700, pl.Float32()),
+        (1043, pl.String()),
+        (1082, pl.Date()),
+        (1114, pl.Datetime("us")),
+        (1184, pl.Datetime("us", "UTC")),
+        (16, pl.Boolean()),
+    ],
+)
+def test_a_driver_reporting_bare_oids_has_its_columns_read_as_redshifts_types(
+    oid: int, dtype: pl.DataType
+) -> None:
+    # redshift_connector and psycopg2 describe a column by its type's OID and keep no
+    # registry of names (psycopg 3's `adapters`): the dialect knows Redshift's own.
+    redshift = DIALECTS["redshift"]
+    name = redshift.type_name(oid, connection=object())
+    assert polars_dtype(name, ("col", oid, None, None, None, None, None), "redshift") == dtype

@@ -128,6 +128,38 @@ def test_a_new_york_session_counts_berlins_day_and_keeps_its_zone(server: Postgr
     assert zone == ("America/New_York",)
 
 
+class Codes(dy.Schema):
+    code_id = dy.Int64(primary_key=True)
+    code = dy.String(check={"known": lambda c: c.is_in(["a", "b"])})
+
+
+def test_a_column_of_a_type_redshift_facts_do_not_cover_is_checked_in_polars(
+    server: PostgresServer,
+) -> None:
+    # `name` stands for a type the Redshift dialect does not know (SUPER, GEOMETRY, ...):
+    # its comparisons are not known to be polars', so its rules leave the database.
+    with server.connect() as connection:
+        connection.execute(
+            "DROP TABLE IF EXISTS finance.codes;"
+            "CREATE TABLE finance.codes (code_id bigint, code name);"
+            "INSERT INTO finance.codes VALUES (1, 'a'), (2, 'c'), (2, 'b')"
+        )
+    source = dd.sources.SQLTableSource(
+        resource_key="warehouse", dialect="redshift", table="finance.codes"
+    )
+    _, result = run_payments_checks(
+        Codes, source, {"warehouse": PostgresResource(conninfo=server.conninfo)}
+    )
+
+    outcomes = _outcomes(result)
+    assert outcomes["dy_rule__code__check__known"] == (
+        1,
+        3,
+        "polars (type name not known to compare as polars)",
+    )
+    assert outcomes["dy_rule__primary_key"] == (2, 3, "redshift")
+
+
 @pytest.mark.parametrize(
     ("oid", "dtype"),
     [

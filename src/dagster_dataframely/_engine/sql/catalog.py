@@ -216,6 +216,11 @@ def information_schema_facts(
     return facts
 
 
+def type_base(data_type: str) -> str:
+    """A catalog's type name without its parameters, in lower case (`char(3)` is `char`)."""
+    return data_type.split("(")[0].strip().lower()
+
+
 def spark_facts(rows: pl.DataFrame, binary_collations: Collection[str]) -> dict[str, ColumnFacts]:
     """The facts of Spark's `DESCRIBE` rows (`col_name`, `data_type`, `comment`): a string
     type names its collation (`string collate UTF8_LCASE`); none, or one of

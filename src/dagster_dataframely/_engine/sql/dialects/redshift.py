@@ -51,6 +51,21 @@ class RedshiftDialect(Dialect):
     text_types: ClassVar[frozenset[str]] = frozenset(
         {"character varying", "character", "varchar", "char", "text", "bpchar", "nvarchar"}
     )
+    #: Types whose comparisons are polars' (for the floats, where they are pushed at all).
+    known_types: ClassVar[frozenset[str]] = frozenset(
+        {
+            "smallint",
+            "integer",
+            "bigint",
+            "real",
+            "double precision",
+            "numeric",
+            "boolean",
+            "date",
+            "timestamp without time zone",
+            "timestamp with time zone",
+        }
+    )
     #: `SET timezone`: the zone a `TIMESTAMPTZ` is cast to a date or text in;
     #: `datestyle`: how dates are written as text (the drivers parse ISO). Read with
     #: `current_setting`, pinned with `SET SESSION` and restored after the check.
@@ -89,9 +104,12 @@ class RedshiftDialect(Dialect):
         return catalog.information_schema_facts(rows, (), self.unlike)
 
     def unlike(self, data_type: str) -> str | None:
-        """Every text column compares otherwise than polars (`TRAILING_BLANKS`)."""
-        base = data_type.split("(")[0].strip().lower()
-        return TRAILING_BLANKS if base in self.text_types else None
+        """Every text column compares otherwise than polars (`TRAILING_BLANKS`), and so may
+        a type not known here (`SUPER`, `VARBYTE`, `GEOMETRY`, ...)."""
+        base = catalog.type_base(data_type)
+        if base in self.text_types:
+            return TRAILING_BLANKS
+        return None if base in self.known_types else f"type {base} not known to compare as polars"
 
     def type_name(self, type_code: Any, connection: Any) -> str | None:
         named = super().type_name(type_code, connection)

@@ -71,8 +71,7 @@ class TrinoDialect(Dialect):
 
     def unlike(self, data_type: str) -> str | None:
         """Why a column of `data_type` compares otherwise than polars, or None."""
-        base = data_type.split("(")[0].strip().lower()
-        return self.unlike_types.get(base)
+        return self.unlike_types.get(catalog.type_base(data_type))
 
     def wall_clock(self) -> exp.DataType:
         """`timestamp(6)`: a bare `TIMESTAMP` literal has 3 digits, and a bound in

@@ -150,6 +150,10 @@ class Dialect:
         """The number of rows where `condition` is true (not false, not null)."""
         return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
 
+    def same(self, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+        """`left` equals `right`, a null equal to a null (a key's rows, a filter's join)."""
+        return exp.NullSafeEQ(this=left, expression=right)
+
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         """`value` is NaN (NULL for NULL), as polars' `is_nan`."""
         return exp.IsNan(this=value) if self.float_tests else equals_nan(value)

@@ -13,7 +13,7 @@ from ..exactness import NotExact
 from ..regex import REDSHIFT_POSIX
 from ..sessions import Value
 from .duckdb import Dialect
-from .forms import count_case
+from .forms import count_case, equal_or_both_null
 
 #: Trailing blanks of a `VARCHAR` or `CHAR` do not count when Redshift compares text
 #: (https://docs.aws.amazon.com/redshift/latest/dg/r_Character_types.html), so equality,
@@ -128,6 +128,11 @@ class RedshiftDialect(Dialect):
 
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         return count_case(condition)  # no FILTER clause
+
+    def same(self, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+        """Written out: `IS NOT DISTINCT FROM` is in none of Redshift's documented
+        comparison conditions (it came to PostgreSQL in 8.2; Redshift forked 8.0)."""
+        return equal_or_both_null(left, right)
 
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         raise NotExact(FLOATS_UNKNOWN)

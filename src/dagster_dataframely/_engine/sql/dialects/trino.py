@@ -23,7 +23,9 @@ class TrinoDialect(Dialect):
     name = "trino"
     title = "Trino"
     #: NaN compares false with everything, itself included (IEEE 754 doubles); the form of
-    #: a float bound written for that is exact under polars' order too.
+    #: a float bound written for that (`is_nan` beside the comparison) is exact under
+    #: polars' order too, which matters where a connector evaluates the comparison in its
+    #: own database (https://github.com/trinodb/trino/issues/21922: PostgreSQL's NaN order).
     nan_is_largest = False
     #: How a double cast to a `DECIMAL` rounds is not documented as polars' way.
     float_to_decimal = False

@@ -237,6 +237,30 @@ def test_each_dialect_leaves_to_polars_exactly_the_rules_it_cannot_count(dialect
     assert _compiled(dialect).fallbacks == FALLBACKS[dialect]
 
 
+def test_trinos_catalog_leaves_padded_text_and_nanosecond_timestamps_to_polars() -> None:
+    # As Trino's information_schema describes them: a char(3) compares without its padding,
+    # a timestamp(9) holds digits its values lose on their way into polars (microseconds).
+    rows = pl.DataFrame(
+        [
+            ("order_id", "bigint", None),
+            ("currency", "char(3)", None),
+            ("status", "varchar", None),
+            ("ordered_at", "timestamp(9)", None),
+        ],
+        schema=["column_name", "data_type", "collation_name"],
+        orient="row",
+    )
+    trino = DIALECTS_BY_NAME["trino"]
+    facts = TableFacts(trino.column_facts(rows))
+    fallbacks = compile_rules(rules(Orders), pl.Schema(DTYPES), trino, facts=facts).fallbacks
+    assert fallbacks == {
+        "currency|min_length": "padded char(n)",
+        "currency|max_length": "padded char(n)",
+        "currency|regex": "padded char(n)",
+        "ordered_at|max": "timestamp(9): finer than microseconds",
+    }
+
+
 def test_the_golden_sql_says_what_redshift_and_trino_need() -> None:
     redshift, trino = (_queries(dialect)["counts"] for dialect in ("redshift", "trino"))
     # Redshift: PostgreSQL's syntax without FILTER; what it counts needs no text or float.

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import ClassVar
 
 import polars as pl
@@ -72,8 +73,14 @@ class TrinoDialect(Dialect):
         return catalog.information_schema_facts(rows, (), self.unlike)
 
     def unlike(self, data_type: str) -> str | None:
-        """Why a column of `data_type` compares otherwise than polars, or None."""
-        return self.unlike_types.get(catalog.type_base(data_type))
+        """Why a column of `data_type` compares otherwise than polars, or None: a padded
+        `char(n)`, or a `timestamp(p)` finer than the microseconds its values reach polars
+        in (a bound would be compared with digits polars never sees)."""
+        base = catalog.type_base(data_type)
+        digits = re.match(r"\s*(?:timestamp|time)\s*\((\d+)\)", data_type.lower())
+        if digits is not None and int(digits.group(1)) > 6:
+            return f"{data_type}: finer than microseconds"
+        return self.unlike_types.get(base)
 
     def wall_clock(self) -> exp.DataType:
         """`timestamp(6)`: a bare `TIMESTAMP` literal has 3 digits, and a bound in

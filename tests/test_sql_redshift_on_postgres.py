@@ -10,6 +10,8 @@ that rests on its documentation (see `dialects/redshift.py` and docs/sources.md)
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+from pathlib import Path
+
 import dagster as dg
 import dataframely as dy
 import polars as pl
@@ -55,13 +57,17 @@ def server(postgres: PostgresServer) -> PostgresServer:
     return postgres
 
 
-def _dataframely_counts(server: PostgresServer) -> dict[str, int]:
-    """What Dataframely counts on the table's rows, read into polars."""
+def _payments(server: PostgresServer) -> pl.DataFrame:
+    """The table's rows, read into polars."""
     with server.connect() as connection:
         rows = connection.execute("SELECT * FROM finance.payments").fetchall()
     dtypes = {name: column.dtype for name, column in Payments.columns().items()}
-    frame = pl.DataFrame(rows, schema=dtypes, orient="row")
-    _, failures = Payments.filter(frame)
+    return pl.DataFrame(rows, schema=dtypes, orient="row")
+
+
+def _dataframely_counts(server: PostgresServer) -> dict[str, int]:
+    """What Dataframely counts on the table's rows."""
+    _, failures = Payments.filter(_payments(server))
     return {
         "dy_rule__" + name.replace("|", "__"): count for name, count in failures.counts().items()
     }
@@ -188,3 +194,32 @@ def test_a_driver_reporting_bare_oids_has_its_columns_read_as_redshifts_types(
     redshift = DIALECTS["redshift"]
     name = redshift.type_name(oid, connection=object())
     assert polars_dtype(name, ("col", oid, None, None, None, None, None), "redshift") == dtype
+
+
+def test_failing_rows_of_a_redshift_table_are_kept_in_files(
+    server: PostgresServer, tmp_path: Path
+) -> None:
+    # Redshift's CREATE TABLE AS and ADD COLUMN take no IF NOT EXISTS: the rows go to
+    # parquet, and no table is created beside the checked one.
+    spec = dg.AssetSpec("payments", metadata={"dagster/table_name": "finance.payments"})
+    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="redshift")
+    checks = dd.schema_checks(
+        Payments, asset="payments", source=source, keep_failing_rows=str(tmp_path)
+    )
+    job = dg.define_asset_job("checks", selection=dg.AssetSelection.checks_for_assets("payments"))
+    defs = dg.Definitions(
+        assets=[spec],
+        asset_checks=[checks],
+        jobs=[job],
+        resources={"warehouse": PostgresResource(conninfo=server.conninfo)},
+    )
+    defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
+
+    (kept,) = tmp_path.rglob("*.parquet")
+    assert kept.parent.name == "payments__dy_failures"
+    rows = _payments(server)
+    valid, _ = Payments.filter(rows)
+    assert pl.read_parquet(kept).height == rows.height - valid.height
+    with server.connect() as connection:
+        found = connection.execute("SELECT to_regclass('finance.payments__dy_failures')")
+        assert found.fetchone() == (None,)

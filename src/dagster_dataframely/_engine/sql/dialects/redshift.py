@@ -44,6 +44,8 @@ class RedshiftDialect(Dialect):
     float_tests = False  # no `isnan`/`isinf` (and `is_nan` declines, see below)
     materialized_cte = False  # PostgreSQL 12's keyword; Redshift's CTEs have none
     union_by_name = False  # each sample is a query of its own
+    #: Its `CREATE TABLE AS` and `ALTER TABLE ADD COLUMN` take no `IF NOT EXISTS`.
+    keeps_failing_rows = False
     #: Its `COLLATE(text, 'case_sensitive')` is a function, and comparisons would still
     #: ignore trailing blanks: no collation makes its text compare as polars'.
     binary_collation = None

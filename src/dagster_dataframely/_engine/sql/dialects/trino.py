@@ -43,6 +43,10 @@ class TrinoDialect(Dialect):
     float_tests = True
     materialized_cte = False
     union_by_name = False
+    #: Temporary tables do not exist, and `DELETE` only where the connector supports it:
+    #: failing rows are kept in files, and a filter's keys are not staged.
+    keeps_failing_rows = False
+    temporary_tables = False
     #: Types that compare otherwise than polars' strings, by the name's start.
     unlike_types: ClassVar[dict[str, str]] = {"char": "padded char(n)"}
     #: Session properties travel with each request (the client's headers): the time zone

@@ -223,3 +223,19 @@ def test_failing_rows_of_a_redshift_table_are_kept_in_files(
     with server.connect() as connection:
         found = connection.execute("SELECT to_regclass('finance.payments__dy_failures')")
         assert found.fetchone() == (None,)
+
+
+def test_inferring_a_redshift_table_proposes_nothing_it_could_not_count(
+    server: PostgresServer,
+) -> None:
+    # Redshift's NaN and text comparisons are not polars': a profile counts neither, so it
+    # proposes no allow_nan/allow_inf and no is_in of text, and still writes the schema.
+    with server.connect() as connection:
+        source = dd.infer_schema(
+            "finance.payments", connection=connection, dialect="redshift", profile=True
+        )
+
+    assert "class Payments(dy.Schema):" in source
+    assert "allow_inf=False" not in source and "allow_nan=False" not in source
+    assert "col.is_in([" not in source
+    assert "proposed (7 rows, values 1 to 3): min=0" in source  # integers are counted

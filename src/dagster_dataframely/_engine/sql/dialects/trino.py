@@ -49,6 +49,26 @@ class TrinoDialect(Dialect):
     temporary_tables = False
     #: Types that compare otherwise than polars' strings, by the name's start.
     unlike_types: ClassVar[dict[str, str]] = {"char": "padded char(n)"}
+    #: Types whose comparisons are polars' (`uuid`, `json`, `ipaddress`, arrays and rows,
+    #: which polars reads as text or not at all, are not among them).
+    known_types: ClassVar[frozenset[str]] = frozenset(
+        {
+            "boolean",
+            "tinyint",
+            "smallint",
+            "integer",
+            "bigint",
+            "real",
+            "double",
+            "decimal",
+            "varchar",
+            "char",
+            "date",
+            "timestamp",
+            "timestamp with time zone",
+            "time",
+        }
+    )
     #: Session properties travel with each request (the client's headers): the time zone
     #: is the client's, and nothing a check sends depends on it (a partition's bounds carry
     #: their offset, a zoned bound stays in polars, a `timestamp with time zone` keeps its
@@ -84,6 +104,8 @@ class TrinoDialect(Dialect):
         digits = re.match(r"\s*(?:timestamp|time)\s*\((\d+)\)", data_type.lower())
         if digits is not None and int(digits.group(1)) > 6:
             return f"{data_type}: finer than microseconds"
+        if base not in self.known_types:
+            return f"type {base} not known to compare as polars"
         return self.unlike_types.get(base)
 
     def wall_clock(self) -> exp.DataType:

@@ -644,6 +644,16 @@ STATED: dict[str, Expectation] = {
         ),
     ],
     "docs/hand-wiring.md: Or, with the package": Run({"orders": 12}),
+    "docs/hand-wiring.md: Trends from the check history": Run(
+        {"orders": 12}, described=("orders",)
+    ),
+    "docs/hand-wiring.md: Trends from the check history #2": _prints(
+        "run 1: passed: 0 of the 5 evaluations a trend needs are in the history, 5 more needed "
+        "(0 evaluations read)",
+        "run 5: passed: 4 of the 5 evaluations a trend needs are in the history, 1 more needed "
+        "(4 evaluations read)",
+        "run 6: passed (5 evaluations read)",
+    ),
     "docs/pandera.md: Translate, then migrate": _migrated_source_has_the_translations_rules,
     "docs/pandera.md: Checks beside an asset you have": Run(
         {"payments": 4},

@@ -38,6 +38,26 @@ FALLBACKS = {
     # A float product overflows to infinity and underflows to zero in Spark, as in polars.
     "spark": {"digits|regex", "levelled_codes"},
     "databricks": {"digits|regex", "levelled_codes"},
+    # Redshift documents no NaN semantics (every float rule stays in polars) and its POSIX
+    # regex engine only in outline; its text rules fall back on the catalog's facts
+    # (trailing blanks), which a compile without a database does not have.
+    "redshift": {
+        "digits|regex",
+        "code|regex",
+        "levelled_codes",
+        "known_refs",
+        "amount|check__small",
+        "amount|min",
+        "amount|max_exclusive",
+        "amount|inf",
+        "amount|nan",
+        "ratio|min_exclusive",
+        "ratio|max",
+        "ratio|inf",
+    },
+    # NaN compares false in Trino (and Athena), as in BigQuery.
+    "trino": {"digits|regex", "amount|check__small", "levelled_codes", "known_refs"},
+    "athena": {"digits|regex", "amount|check__small", "levelled_codes", "known_refs"},
 }
 
 
@@ -85,6 +105,12 @@ CAST_FALLBACKS = {
     # Microseconds only; its double-to-DECIMAL rounding is not known to be polars'.
     "spark": {"float_decimal", "float32_decimal", "finer_unit", "coarser_unit"},
     "databricks": {"float_decimal", "float32_decimal", "finer_unit", "coarser_unit"},
+    # Rounding of a float to DECIMAL and of a timestamp to a coarser unit not known to be
+    # polars' (Trino rounds a timestamp where polars truncates).
+    **{
+        dialect: {"float_decimal", "float32_decimal", "datetime_date", "finer_unit", "coarser_unit"}
+        for dialect in ("redshift", "trino", "athena")
+    },
 }
 
 

@@ -14,17 +14,19 @@ from .._engine.backends import POLARS_BACKEND, Backend, backend_for
 from .._engine.catalogue import Rule, rules
 from .._engine.display import share, shorten, table
 from .._engine.evaluate import POLARS, Evaluation, as_lazy, column_mismatches
-from .._engine.naming import COLUMN_SCHEMA_CHECK
+from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK
 from .._engine.read_dtypes import NO_CASTS, Casts, ReadDtypes, remedy
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
+from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
 from .asset_keys import parse_asset_key
 from .kept import Keeper, keeping
 from .specs import Check, plan
 from .table_results import SEVERITY as _SEVERITY
 from .table_results import table_results
+from .trend_history import RunContext, required_history
 from .trend_results import TrendHistory, trend_results
 from .verdicts import Verdict
 
@@ -52,6 +54,8 @@ def check_results(
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     reference: datetime | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
+    context: RunContext | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Evaluate `schema` on `frame` and yield a result for each check; write nothing.
 
@@ -62,8 +66,11 @@ def check_results(
     rule's severity unless `severity` overrides it; within its tolerance (`dd.tolerate`,
     `tolerate`) it passes. The table checks (`dd.expect_rows`, `dd.expect_fresh`, or
     `expect_rows`, `expect_fresh`) come last; freshness is measured from `reference` (give a
-    time partition's end), else from now. `checks` limits the results to those check names
-    (the column-schema check is always evaluated).
+    time partition's end), else from now. `trends` (`dd.Trends(...)`, as `check_specs`
+    takes it) adds the trend check last, judged against the history in `context`'s Dagster
+    instance (of its partition): `trends` without `context` raises `InvalidSettingError`
+    here, at the call. `checks` limits the results to those check names (the column-schema
+    check is always evaluated).
     """
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(asset_key, argument="asset_key")
@@ -73,7 +80,10 @@ def check_results(
         max_failure_samples=max_failure_samples,
     )
     lf = as_lazy(frame, asset=key.to_user_string())
-    yield from schema_results(
+    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
+    if checks is not None and TRENDS_CHECK not in checks:
+        trend = None
+    return schema_results(
         dy_schema,
         lf,
         key,
@@ -84,6 +94,7 @@ def check_results(
         severity=severity,
         table=TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh),
         reference=reference,
+        trend=required_history(context, key, trend, by="check_results"),
     )
 
 

@@ -91,16 +91,17 @@ def check_specs(
     partitions_def: dg.PartitionsDefinition | None = None,
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
 ) -> list[dg.AssetCheckSpec]:
     """A spec for every check `schema` defines on `asset`, the column-schema check first,
     the table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`
-    for this asset) last.
+    for this asset) last, and with `trends` (`dd.Trends(...)`) the trend check after them.
 
     `dy_schema__columns` is always blocking. A rule check is blocking when it reports an
     `"error"` rule (one its tolerance lets fail at `ERROR`) and the asset does not
     quarantine; `blocking` overrides that. Dagster blocks only on a failure at `ERROR`.
-    Pass the same `warn`, `tolerate`, `check_granularity`, `schema_rules`, `expect_rows` and
-    `expect_fresh` to the call that yields results.
+    Pass the same `warn`, `tolerate`, `check_granularity`, `schema_rules`, `expect_rows`,
+    `expect_fresh` and `trends` to the call that yields results.
     """
     dy_schema = as_dataframely(schema)
     settings = CheckSettings.resolve(check_granularity=check_granularity, schema_rules=schema_rules)
@@ -129,7 +130,11 @@ def check_specs(
             )
         )
     table = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
-    return specs + table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+    specs += table_specs(table, asset=key, blocking=blocking, partitions_def=partitions_def)
+    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
+    if trend is not None:
+        specs.append(trend_spec(trend, asset=key, blocking=blocking, partitions_def=partitions_def))
+    return specs
 
 
 def trend_spec(
@@ -139,8 +144,8 @@ def trend_spec(
     blocking: bool | None,
     partitions_def: dg.PartitionsDefinition | None,
 ) -> dg.AssetCheckSpec:
-    """The spec of the sidecar's trend check (it reads the instance, so only the sidecar has
-    one); blocking when it fails at `ERROR`, unless `blocking` says."""
+    """The spec of the trend check; blocking when it fails at `ERROR`, unless `blocking`
+    says."""
     return check_spec(
         TRENDS_CHECK,
         asset=asset,

@@ -75,6 +75,16 @@ def trend_results(
     yield _result(asset_key, not found, level, trends, metadata)
 
 
+def skipped_trend_result(
+    trends: Trends | None, *, asset_key: dg.AssetKey, reason: str
+) -> Iterator[dg.AssetCheckResult]:
+    """A passing trend result for a run that had no rows to judge, with `reason` under
+    `dy_skipped`; it records no figures, so the runs after it do not count it as history."""
+    if trends is not None:
+        level = SEVERITY[trends.severity]
+        yield _result(asset_key, True, level, trends, {"dy_skipped": reason})
+
+
 def _result(
     asset_key: dg.AssetKey,
     passed: bool,

@@ -25,6 +25,7 @@ from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
 from .._checks.table_results import partition_end
+from .._checks.trend_history import required_history
 from .._engine.catalogue import rules
 from .._engine.display import type_name
 from .._engine.schema_version import code_version
@@ -32,6 +33,7 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import resolve
 from .._engine.severity import warn_names
 from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
+from .._engine.trends import Trends
 from ..errors import InvalidSettingError, UnsupportedFrameError
 from ..io import takes_lazy_frames
 from .breaker import refuse_without_quarantine
@@ -66,6 +68,7 @@ def asset(
     quarantine_io_manager_key: str | None = None,
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
     **asset_kwargs: Any,
 ) -> Callable[[Callable[..., Any]], dg.AssetsDefinition]:
     """Declare an asset whose rows must pass `schema` before its IO manager writes them.
@@ -89,7 +92,11 @@ def asset(
     are quarantined up to its error tolerance, above it the run fails and writes no table.
     The table checks (`dd.expect_rows`, `dd.expect_fresh` on the schema, replaced by
     `expect_rows=`, `expect_fresh=` here) judge the rows the function returned; one failing
-    at `ERROR` fails the run and writes no table, one failing at `WARN` flags it.
+    at `ERROR` fails the run and writes no table, one failing at `WARN` flags it. So does
+    the trend check `dy_table__trends` with `trends=dd.Trends(window=20, k=3.0)`: the row
+    count and each rule's failing fraction of the rows returned, against the last
+    evaluations in the run's Dagster instance (of the same partition key, or of any
+    partition for time windows).
 
     Example:
         ```python
@@ -144,6 +151,7 @@ def asset(
             else parse_asset_key(quarantine_key, argument="quarantine_key")
         ),
         table=TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh),
+        trends=Trends.of(trends, where="dd.asset"),
     )
 
     def decorate(fn: Callable[..., Any]) -> dg.AssetsDefinition:
@@ -165,6 +173,7 @@ def asset(
             partitions_def=asset_kwargs.get("partitions_def"),
             expect_rows=gate.table.rows,
             expect_fresh=gate.table.fresh,
+            trends=gate.trends,
         )
         completed = {
             **asset_kwargs,
@@ -216,6 +225,7 @@ class _Gate:
     quarantine_dir: str
     quarantine_key: dg.AssetKey | None
     table: TableChecks
+    trends: Trends | None
 
     def quarantine_of(self, key: dg.AssetKey) -> dg.AssetKey:
         """The key the quarantine of the table `key` is written as."""
@@ -253,6 +263,7 @@ class _Gate:
                 and takes_lazy_frames(step_internals.output_io_manager(run, TABLE_OUTPUT)),
                 table_checks=self.table,
                 reference=None if context is None else partition_end(context),
+                trend=required_history(context, key, self.trends, by="dd.asset"),
             )
             stream: BodyYield = events
             if self.quarantine and run is not None and key not in run.selected_asset_keys:
@@ -292,6 +303,7 @@ class _Gate:
             check_granularity=self.check_granularity,
             schema_rules=self.schema_rules,
             table_checks=self.table,
+            trends=self.trends,
         )
 
 

@@ -45,7 +45,6 @@ from datetime import datetime
 from typing import Any, TypeAlias
 
 import dagster as dg
-import dataframely as dy
 import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
@@ -53,6 +52,8 @@ from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
 from .._checks.results import column_schema_results, results
 from .._checks.specs import Check, plan
 from .._checks.table_results import failed_at_error, skipped_table_results, table_results
+from .._checks.trend_history import RunContext, required_history
+from .._checks.trend_results import TrendHistory, skipped_trend_result, trend_results
 from .._engine.catalogue import rules
 from .._engine.display import table
 from .._engine.evaluate import Evaluation, as_lazy, evaluate
@@ -60,8 +61,10 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings, resolve
 from .._engine.statistics import aggregations
 from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
+from .._engine.trends import Trends
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
+from .messages import abort_message, joined, no_valid_rows_message
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
 from .split import Split, by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
 from .table_stop import HALTED, stop_message
@@ -69,7 +72,6 @@ from .table_stop import HALTED, stop_message
 #: What an asset body built on `validation_results` yields.
 AssetYield: TypeAlias = Iterator[dg.MaterializeResult | dg.AssetCheckResult]
 
-_LISTED_RULES = 50
 _KEPT = "__dy_kept"  # the flag of the rows a written table keeps, in the counting pass
 _WARN = dg.AssetCheckSeverity.WARN
 
@@ -90,6 +92,8 @@ def validation_results(
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
     expect_fresh: ExpectFresh | Mapping[str, Any] | None = None,
     reference: datetime | None = None,
+    trends: Trends | Mapping[str, Any] | None = None,
+    context: RunContext | None = None,
 ) -> AssetYield:
     """Validate `frame` against `schema`; yield the table's `MaterializeResult` (when it is
     written) and a result for every check, raising on the outcomes that write no table.
@@ -108,9 +112,13 @@ def validation_results(
     The table checks (`dd.expect_rows`, `dd.expect_fresh`, or `expect_rows`, `expect_fresh`,
     as `check_specs` takes them) judge the rows of `frame`, freshness from `reference` (a
     time partition's end) else now; one failing at `ERROR` writes no table and raises
-    `ValidationAbortError`.
+    `ValidationAbortError`. So does the trend check (`trends`, as `check_specs` takes it),
+    which judges the rows of `frame` against the history in `context`'s Dagster instance:
+    `trends` without `context` raises `InvalidSettingError` here, at the call.
     """
-    yield from gated_results(
+    key = parse_asset_key(valid_key, argument="valid_key")
+    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
+    return gated_results(
         schema,
         frame,
         valid_key=valid_key,
@@ -126,6 +134,7 @@ def validation_results(
             as_dataframely(schema), expect_rows=expect_rows, expect_fresh=expect_fresh
         ),
         reference=reference,
+        trend=required_history(context, key, trend, by="validation_results"),
     )
 
 
@@ -146,6 +155,7 @@ def gated_results(
     table_takes_lazy: bool = False,
     table_checks: TableChecks = NO_TABLE_CHECKS,
     reference: datetime | None = None,
+    trend: TrendHistory | None = None,
 ) -> AssetYield:
     """`validation_results` with the quarantine written as a step: what it yields (the
     quarantine's own materialization, for `dd.asset`'s declared quarantine) comes first.
@@ -154,7 +164,8 @@ def gated_results(
     streaming passes, split into plans (`split_lazily`), and the quarantine step gets a plan;
     the table's `value=` is a plan too when `table_takes_lazy` (its IO manager sinks it),
     else the written rows collected (and only those). The `table_checks` are judged from
-    the same pass (its row count, the maxima they need), freshness from `reference`."""
+    the same pass (its row count, the maxima they need), freshness from `reference`, and so
+    is the `trend`: a table check too, which stops the write as they do."""
     dy_schema = as_dataframely(schema)
     key = parse_asset_key(valid_key, argument="valid_key")
     catalogue = rules(dy_schema, warn=warn, tolerate=tolerate)
@@ -197,7 +208,10 @@ def gated_results(
         aggregates=aggregations(rows.collect_schema(), where=pl.col(_KEPT)) if summary else None,
         columns={_KEPT: kept_by_flags(catalogue)} if summary else None,
     )
-    judged = list(table_results(table_checks, evaluation, asset_key=key, reference=reference))
+    judged = [
+        *table_results(table_checks, evaluation, asset_key=key, reference=reference),
+        *trend_results(trend, evaluation, catalogue, asset_key=key),
+    ]
     stopped = failed_at_error(judged)
     planned = plan(catalogue, settings, dy_schema.__name__)
     checks = functools.partial(results, planned, evaluation, asset_key=key)
@@ -215,9 +229,9 @@ def gated_results(
     if (blocked or stopped) and quarantine is None:
         fate = _ABORTED if blocked else HALTED
         yield from told(_Fate(error=fate, warn=fate))
-        aborted = _abort_message(dy_schema, key, blocked) if blocked else ""
+        aborted = abort_message(dy_schema, key, blocked) if blocked else ""
         raise ValidationAbortError(
-            _joined(aborted, stop_message(key, stopped, quarantine=None)), counts=blocked
+            joined(aborted, stop_message(key, stopped, quarantine=None)), counts=blocked
         )
     split = (
         split_eagerly(rows, failing)
@@ -248,7 +262,7 @@ def gated_results(
         count = evaluation.row_count
         trip = trip_message(dy_schema.__name__, key, broken, catalogue, count, address)
         raise ValidationAbortError(
-            _joined(trip if broken else "", stop_message(key, stopped, quarantine=address)),
+            joined(trip if broken else "", stop_message(key, stopped, quarantine=address)),
             counts=blocked,
             quarantine=address,
         )
@@ -262,7 +276,7 @@ def gated_results(
         everything = f"{held_back}; the table was not written (no valid rows)"
         yield from told(_Fate(error=everything, warn=everything, quarantine=address, all=True))
         raise NoValidRowsError(
-            _no_valid_rows_message(dy_schema, key, split.invalid_rows, blocked, address),
+            no_valid_rows_message(dy_schema, key, split.invalid_rows, blocked, address),
             counts=blocked,
             quarantine=address,
         )
@@ -281,6 +295,7 @@ def skipped_results(
     check_granularity: str | None = None,
     schema_rules: str | None = None,
     table_checks: TableChecks = NO_TABLE_CHECKS,
+    trends: Trends | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """Passing results for every check of a run that had no rows to validate.
 
@@ -301,6 +316,7 @@ def skipped_results(
     ):
         yield result.with_metadata({**result.metadata, "dy_skipped": reason})
     yield from skipped_table_results(table_checks, asset_key=asset_key, reason=reason)
+    yield from skipped_trend_result(trends, asset_key=asset_key, reason=reason)
 
 
 # ------------------------------------- metadata ------------------------------------- #
@@ -385,48 +401,3 @@ class _Description:
             else written.collect(engine="streaming")
         )
         return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)
-
-
-# ------------------------------------- messages ------------------------------------- #
-
-
-def _joined(*messages: str) -> str:
-    return "\n".join(message for message in messages if message)
-
-
-def _counts(blocked: Mapping[str, int]) -> str:
-    ordered = sorted(blocked.items(), key=lambda item: -item[1])
-    lines = [
-        f"  - {name}: {f'{count} row(s)' if count else 'the (empty) table fails it'}"
-        for name, count in ordered[:_LISTED_RULES]
-    ]
-    if len(ordered) > _LISTED_RULES:
-        lines.append(f"  … and {len(ordered) - _LISTED_RULES} more rules")
-    return "\n".join(lines)
-
-
-def _abort_message(schema: type[dy.Schema], key: dg.AssetKey, blocked: Mapping[str, int]) -> str:
-    return (
-        f'Asset {key.to_user_string()} was not written: rows failed {len(blocked)} "error" '
-        f"rule(s) of {schema.__name__}. Failed rows per rule (a row that fails several rules "
-        f"counts for each):\n{_counts(blocked)}\nThe asset's checks show samples of the failing "
-        'rows. Fix the rows upstream or drop them in the asset, declare a rule "warn" '
-        "(dd.warn or warn=), or write the invalid rows to a quarantine (quarantine=True on "
-        "dd.asset, or a quarantine_writer)."
-    )
-
-
-def _no_valid_rows_message(
-    schema: type[dy.Schema],
-    key: dg.AssetKey,
-    row_count: int,
-    blocked: Mapping[str, int],
-    address: str,
-) -> str:
-    return (
-        f"Asset {key.to_user_string()} was not written: every one of its {row_count} row(s) "
-        f'failed an "error" rule of {schema.__name__}. The rows were written to the '
-        f"quarantine at {address}. Failed rows per rule:\n{_counts(blocked)}\nInspect the "
-        "quarantine and fix the source data; a quarantine lets a run succeed when some rows "
-        "fail, not when every row fails."
-    )

@@ -10,7 +10,7 @@ names are validated here, at definition time; the evaluation is `_collection_eva
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import ExitStack, contextmanager
 from typing import Any
 
@@ -28,7 +28,6 @@ from .._engine.severity import warn_names
 from .._engine.trends import Trends
 from ..errors import (
     CollectionMemberError,
-    MemberPartitionsError,
     SourceReadError,
     UnsupportedSchemaError,
 )
@@ -37,6 +36,7 @@ from ..sources._base import StoredTable, for_run
 from ..sources._loading import read_errors
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
+from .collection_partitions import guard_partitions, member_partitions
 from .collection_rules import filter_rules, propagated_member
 from .collection_trends import member_histories, member_trend_specs
 from .failing_rows import Keeper, KeepFailingRows
@@ -239,23 +239,6 @@ def declared_collection_checks(
     return checks, {key: schemas[m] for m, key in keys.items() if key not in checked}
 
 
-def member_partitions(
-    collection: type[dy.Collection],
-    keys: Iterable[dg.AssetKey],
-    specs: Mapping[dg.AssetKey, dg.AssetSpec],
-) -> dg.PartitionsDefinition | None:
-    """The partitions the declared members (`specs`) of `collection` share, for its checks;
-    `MemberPartitionsError` when they differ."""
-    partitions = {key: specs[key].partitions_def for key in keys if key in specs}
-    first = next(iter(partitions.values()), None)
-    differing = {k.to_user_string(): p for k, p in partitions.items() if p != first}
-    if differing:
-        raise MemberPartitionsError(
-            f"Collection {collection.__name__}: " + partitions_message(differing, first)
-        )
-    return first
-
-
 def collection_run(
     collection: type[dy.Collection],
     *,
@@ -287,40 +270,6 @@ def collection_run(
         settings=settings,
         read_dtypes=read_dtypes,
     )
-
-
-def guard_partitions(
-    context: dg.AssetCheckExecutionContext,
-    members: Sequence[Member],
-    partitions_def: dg.PartitionsDefinition | None,
-) -> None:
-    """Refuse to evaluate members whose partitions differ from the checks' `partitions_def`."""
-    layer = context.job_def.asset_layer
-    differing = {
-        member.key.to_user_string(): layer.get(member.key).partitions_def
-        for member in members
-        if layer.has(member.key) and layer.get(member.key).partitions_def != partitions_def
-    }
-    if differing:
-        raise MemberPartitionsError(partitions_message(differing, partitions_def))
-
-
-def partitions_message(
-    differing: Mapping[str, dg.PartitionsDefinition | None],
-    expected: dg.PartitionsDefinition | None,
-) -> str:
-    listed = "; ".join(f"{key}: {_partitions(p)}" for key, p in differing.items())
-    return (
-        f"The collection's checks are {_partitions(expected)}, but member asset(s) differ: "
-        f"{listed}. Filters join members on their keys, so every member must hold the same "
-        "partitions: give all members one PartitionsDefinition (the checks take the members' "
-        "partitions, or `partitions_def=` in Python, `partitions_def:` on a YAML entry), or "
-        "check the differently partitioned members with dd.schema_checks."
-    )
-
-
-def _partitions(partitions_def: dg.PartitionsDefinition | None) -> str:
-    return "unpartitioned" if partitions_def is None else f"partitioned by {partitions_def}"
 
 
 def _members(

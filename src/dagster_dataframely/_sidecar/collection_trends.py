@@ -13,12 +13,12 @@ from collections.abc import Collection, Iterable, Iterator, Sequence
 import dagster as dg
 
 from .._checks.specs import trend_spec
+from .._checks.trend_history import trend_history
 from .._checks.trend_results import TrendHistory
 from .._engine.naming import TRENDS_CHECK
 from .._engine.trends import Trends
 from .collection_filters import Pair
 from .collection_members import CollectionRun, Member
-from .schema_checks import trend_history
 
 
 def member_trend_specs(

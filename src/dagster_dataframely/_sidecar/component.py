@@ -41,7 +41,8 @@ from .._engine.catalogue import Rule, rules
 from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
 from .checks_job import checks_job
-from .collection_checks import collection_checks, member_partitions
+from .collection_checks import collection_checks
+from .collection_partitions import member_partitions
 from .component_entries import (
     CollectionCheck,
     Granularity,

@@ -183,7 +183,12 @@ class Keeper:
     ) -> Kept:
         table = getattr(getattr(self.source, "reference", None), "table", None)
         try:
-            if pushdown is not None and pushdown.session is not None and table is not None:
+            if (
+                pushdown is not None
+                and pushdown.session is not None
+                and table is not None
+                and pushdown.dialect.keeps_failing_rows
+            ):
                 if session is not None:
                     return self._in_database(rows, pushdown, table, session, removed=removed)
                 with pushdown.session() as opened:

@@ -19,12 +19,11 @@ import dagster as dg
 
 from .._checks.asset_keys import AssetKeyLike, parse_asset_key
 from .._checks.graph_internals import guard
-from .._checks.history_internals import past_figures
 from .._checks.observations import observing
 from .._checks.results import schema_results
-from .._checks.specs import check_specs, trend_spec
+from .._checks.specs import check_specs
 from .._checks.table_results import partition_end
-from .._checks.trend_results import TrendHistory
+from .._checks.trend_history import trend_history
 from .._engine.evaluate import as_lazy
 from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
 from .._engine.read_dtypes import ReadDtypes
@@ -37,7 +36,6 @@ from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import for_run
-from ..sources._partitions import run_partition
 from .failing_rows import Keeper, KeepFailingRows
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
@@ -150,11 +148,8 @@ def schema_checks(
         partitions_def=partitions_def or _partitions_of(asset),
         expect_rows=table_checks.rows,
         expect_fresh=table_checks.fresh,
+        trends=trend,
     )
-    if trend is not None:
-        specs.append(
-            trend_spec(trend, asset=key, blocking=blocking, partitions_def=specs[0].partitions_def)
-        )
 
     @dg.multi_asset_check(
         name=name or step_name(key),
@@ -207,24 +202,6 @@ def observed(
     """`results`, then the observation of their failing fractions, of the run's partition."""
     partition = context.partition_key if context.has_partition_key else None
     return observing(results, partition=partition)
-
-
-def trend_history(
-    context: dg.AssetCheckExecutionContext, key: dg.AssetKey, trends: Trends | None
-) -> TrendHistory | None:
-    """The trend check's past figures, one read of the instance: of the run's partition key,
-    or of every partition for a time window (each evaluation one window's figures)."""
-    if trends is None:
-        return None
-    partition = run_partition(context)
-    same = partition.keys[0] if partition and not partition.window and partition.keys else None
-    found = past_figures(
-        context.instance,
-        dg.AssetCheckKey(key, TRENDS_CHECK),
-        partition=same,
-        limit=trends.window,
-    )
-    return TrendHistory(trends, found)
 
 
 def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:

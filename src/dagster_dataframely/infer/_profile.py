@@ -15,6 +15,7 @@ from sqlglot import exp
 
 from .._engine.sql.columns import TableFacts
 from .._engine.sql.dialects import DIALECTS
+from .._engine.sql.exactness import NotExact
 from ._columns import InferredColumn, Profile
 
 #: A text column with at most this many distinct values is proposed `is_in`.
@@ -63,8 +64,11 @@ def profile_sql(
             aggregates.append(exp.alias_(exp.Min(this=value.copy()), f"lo{index}", quoted=True))
             aggregates.append(exp.alias_(exp.Max(this=value.copy()), f"hi{index}", quoted=True))
         if column.dtype.is_float():
-            nan = sql_dialect.count_where(sql_dialect.is_nan(value.copy()))
-            inf = sql_dialect.count_where(sql_dialect.is_infinite(value.copy()))
+            try:
+                nan = sql_dialect.count_where(sql_dialect.is_nan(value.copy()))
+                inf = sql_dialect.count_where(sql_dialect.is_infinite(value.copy()))
+            except NotExact:  # the database's NaN is not known to be polars' (Redshift)
+                continue
             aggregates += [exp.alias_(nan, f"nan{index}", quoted=True)]
             aggregates += [exp.alias_(inf, f"inf{index}", quoted=True)]
     query = exp.select(*aggregates).from_(rows.subquery(_ROWS))

@@ -164,13 +164,21 @@ def postgres_facts(
     return facts
 
 
-def information_schema(source: exp.Table, table: exp.Table, *, schema: bool) -> exp.Select:
+def information_schema(
+    source: exp.Table, table: exp.Table, *, schema: bool, collation: bool = True
+) -> exp.Select:
     """`column_name, data_type, collation_name` of `table` from an `information_schema`
     `columns` view (`source`), in the table's column order; `schema`: the view spans
-    schemas, so it is narrowed to the table's (else the session's current one)."""
+    schemas, so it is narrowed to the table's (else the session's current one);
+    `collation`: the view has a `collation_name` (else it is NULL: no collations)."""
     named, in_schema = located(table)
+    collated = (
+        exp.column("collation_name")
+        if collation
+        else exp.alias_(exp.cast(exp.Null(), exp.DataType.build("VARCHAR")), "collation_name")
+    )
     query = (
-        exp.select(exp.column("column_name"), exp.column("data_type"), exp.column("collation_name"))
+        exp.select(exp.column("column_name"), exp.column("data_type"), collated)
         .from_(source)
         .where(named)
         .order_by(exp.column("ordinal_position"))
@@ -192,15 +200,25 @@ def located(table: exp.Table) -> tuple[exp.Expr, exp.Expr]:
 
 
 def information_schema_facts(
-    rows: pl.DataFrame, binary_collations: Collection[str]
+    rows: pl.DataFrame,
+    binary_collations: Collection[str],
+    unlike: Callable[[str], str | None] = lambda _: None,
 ) -> dict[str, ColumnFacts]:
     """The facts of `information_schema`'s rows: a collation named in `binary_collations`
-    (lower case) means byte order."""
+    (lower case) means byte order; `unlike` says why a column of a data type compares
+    otherwise than polars whatever its collation (None: it does not)."""
     facts: dict[str, ColumnFacts] = {}
     for name, data_type, collation in rows.rows():
         binary = collation is None or collation.lower() in binary_collations
-        facts[name] = ColumnFacts(name, data_type, None if binary else collation)
+        facts[name] = ColumnFacts(
+            name, data_type, None if binary else collation, unlike=unlike(data_type)
+        )
     return facts
+
+
+def type_base(data_type: str) -> str:
+    """A catalog's type name without its parameters, in lower case (`char(3)` is `char`)."""
+    return data_type.split("(")[0].strip().lower()
 
 
 def spark_facts(rows: pl.DataFrame, binary_collations: Collection[str]) -> dict[str, ColumnFacts]:

@@ -167,9 +167,8 @@ class _Reader:
         la, ra = self.alias(), self.alias()
         on = exp.and_(
             *(
-                (exp.NullSafeEQ if nulls_equal else exp.EQ)(
-                    this=exp.column(lk, table=la, quoted=True),
-                    expression=exp.column(rk, table=ra, quoted=True),
+                (self.dialect.same if nulls_equal else equal)(
+                    exp.column(lk, table=la, quoted=True), exp.column(rk, table=ra, quoted=True)
                 )
                 for lk, rk in zip(left_on, right_on, strict=True)
             )
@@ -208,3 +207,8 @@ def _column_name(tree: Any) -> str:
     if isinstance(tree, dict) and set(tree) == {"Column"} and isinstance(tree["Column"], str):
         return tree["Column"]
     raise Untranslatable(tree)
+
+
+def equal(left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """`left = right`: a null joins nothing."""
+    return exp.EQ(this=left, expression=right)

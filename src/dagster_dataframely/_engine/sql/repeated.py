@@ -259,9 +259,9 @@ class KeyQueries:
         )
         same_key = exp.and_(
             *(
-                exp.NullSafeEQ(
-                    this=exp.column(key, table=TABLE, quoted=True),
-                    expression=exp.column(key, table=_KEYS, quoted=True),
+                self.dialect.same(
+                    exp.column(key, table=TABLE, quoted=True),
+                    exp.column(key, table=_KEYS, quoted=True),
                 )
                 for key in keys
             )

@@ -44,7 +44,7 @@ class Session:
     def stage(self, select: exp.Select) -> exp.Select:
         """A `SELECT *` of a temporary table holding the rows of `select`, or `select` itself
         where the database refuses temporary tables."""
-        if self.refused:
+        if self.refused or not self.dialect.temporary_tables:
             return select
         name = f"{_STAGED}_{next(self._names)}"
         created = exp.Create(

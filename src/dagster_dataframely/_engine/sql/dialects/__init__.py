@@ -12,17 +12,22 @@ from .bigquery import BigQueryDialect
 from .databricks import DatabricksDialect
 from .duckdb import Dialect
 from .postgres import PostgresDialect
+from .redshift import RedshiftDialect
 from .snowflake import SnowflakeDialect
 from .spark import SparkDialect
+from .trino import AthenaDialect, TrinoDialect
 
 __all__ = [
     "DIALECTS",
+    "AthenaDialect",
     "BigQueryDialect",
     "DatabricksDialect",
     "Dialect",
     "PostgresDialect",
+    "RedshiftDialect",
     "SnowflakeDialect",
     "SparkDialect",
+    "TrinoDialect",
     "described",
 ]
 
@@ -35,6 +40,9 @@ DIALECTS: dict[str, Dialect] = {
         BigQueryDialect(),
         SparkDialect(),
         DatabricksDialect(),
+        RedshiftDialect(),
+        TrinoDialect(),
+        AthenaDialect(),
     )
 }
 

@@ -62,7 +62,13 @@ class Dialect:
     #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
     #: that lets a role create a table in a schema: for the message of a refused failures table.
     grant_role_kind: ClassVar[str | None] = None
+    #: Failing rows are kept in a table beside the checked one (`CREATE TABLE IF NOT EXISTS
+    #: ... AS`, `ADD COLUMN IF NOT EXISTS`, `DELETE`, `INSERT` in a transaction); where the
+    #: database is not known to run those statements, they are kept in parquet files.
+    keeps_failing_rows: ClassVar[bool] = True
     create_privilege: ClassVar[str] = "CREATE"
+    #: `CREATE TEMPORARY TABLE` stages a filter's kept keys once (`staging`).
+    temporary_tables: ClassVar[bool] = True
 
     def current_role(self) -> exp.Expr | None:
         """The role the session acts as, for that message (None: the database has no roles)."""
@@ -149,6 +155,10 @@ class Dialect:
     def count_where(self, condition: exp.Expr) -> exp.Expr:
         """The number of rows where `condition` is true (not false, not null)."""
         return exp.Filter(this=exp.Count(this=exp.Star()), expression=exp.Where(this=condition))
+
+    def same(self, left: exp.Expr, right: exp.Expr) -> exp.Expr:
+        """`left` equals `right`, a null equal to a null (a key's rows, a filter's join)."""
+        return exp.NullSafeEQ(this=left, expression=right)
 
     def is_nan(self, value: exp.Expr) -> exp.Expr:
         """`value` is NaN (NULL for NULL), as polars' `is_nan`."""

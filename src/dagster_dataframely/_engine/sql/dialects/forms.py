@@ -10,6 +10,15 @@ def count_case(condition: exp.Expr) -> exp.Expr:
     return exp.Count(this=exp.Case(ifs=[exp.If(this=condition, true=exp.Literal.number(1))]))
 
 
+def equal_or_both_null(left: exp.Expr, right: exp.Expr) -> exp.Expr:
+    """`left = right OR (left IS NULL AND right IS NULL)`: `IS NOT DISTINCT FROM` in SQL
+    that may lack it."""
+    both_null = exp.and_(
+        exp.Is(this=left, expression=exp.Null()), exp.Is(this=right.copy(), expression=exp.Null())
+    )
+    return exp.paren(exp.or_(exp.EQ(this=left.copy(), expression=right), exp.paren(both_null)))
+
+
 def float_literal(text: str) -> exp.Expr:
     """A `DOUBLE` from its text (`'NaN'`, `'inf'`), which no dialect writes as a number."""
     return exp.cast(exp.Literal.string(text), exp.DataType.build("DOUBLE"))

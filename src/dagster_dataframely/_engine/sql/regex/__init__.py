@@ -4,14 +4,24 @@ for each database's regex engine where that engine reads it alike (`engines`, wi
 evaluated to exact code point `sets`); elsewhere `NotExact`.
 """
 
-from .engines import JAVA, POSTGRES_ARE, RE2, SNOWFLAKE_ERE, RegexEngine
+from .engines import (
+    JAVA,
+    POSTGRES_ARE,
+    RE2,
+    REDSHIFT_POSIX,
+    SNOWFLAKE_ERE,
+    TRINO,
+    RegexEngine,
+)
 from .parse import RegexSyntaxError, parse
 
 __all__ = [
     "JAVA",
     "POSTGRES_ARE",
     "RE2",
+    "REDSHIFT_POSIX",
     "SNOWFLAKE_ERE",
+    "TRINO",
     "RegexEngine",
     "RegexSyntaxError",
     "parse",

@@ -249,9 +249,52 @@ class DeclinedRegexEngine(RegexEngine):
     test runs it (fakesnow runs DuckDB's engine); every regex stays in polars."""
 
     name = "Snowflake"
+    #: Why no pattern is written for the engine.
+    reason: ClassVar[str] = (
+        "regex: Snowflake's REGEXP_LIKE matches the whole string with POSIX EREs"
+    )
 
     def search_pattern(self, pattern: str) -> str:
-        raise NotExact("regex: Snowflake's REGEXP_LIKE matches the whole string with POSIX EREs")
+        raise NotExact(self.reason)
+
+
+class RedshiftRegexEngine(DeclinedRegexEngine):
+    """Redshift's `~`: a POSIX engine whose documentation lists its operators but not how
+    `.`, a negated class or an anchor treat a newline, nor the collating elements
+    (`[.newline.]`) PostgreSQL's writing relies on; every regex stays in polars."""
+
+    name = "Redshift"
+    reason = "regex: Redshift's POSIX engine is not documented construct by construct"
+
+
+class TrinoRegexEngine(RegexEngine):
+    """Trino's `regexp_like` (a search), run by joni with Java's syntax by default or by
+    RE2J (`regex-library`): only what both read alike is written. The ends are `\\A` and
+    `\\z` (joni's `^`/`$` follow Ruby's line rules), `.` is the class of all but the
+    newline, characters are ASCII written `\\xHH` (the one escape all of Java's syntax,
+    joni and RE2J read), and an anchor inside the pattern stays in polars.
+    https://trino.io/docs/current/functions/regexp.html"""
+
+    name = "Trino"
+    ascii_only = True
+    classes_mean = "its library's"
+    any_char = "(?:[^\\x0A]|\\x0A)"
+    dot = None
+    _ENDS: ClassVar[dict[str, str]] = {"^": "\\A", "$": "\\z"}
+
+    def _assertion(self, node: Assertion) -> str:
+        written = super()._assertion(node)
+        return self._ENDS.get(written, written)
+
+    def _char(self, c: str) -> str:
+        if not c.isascii():
+            raise NotExact(f"regex {c!r}: a character past ASCII in {self.name}")
+        return super()._char(c) if " " <= c <= "~" else f"\\x{ord(c):02X}"
+
+    def _class_char(self, c: str) -> str:
+        if c.isascii() and not " " <= c <= "~":
+            return f"\\x{ord(c):02X}"
+        return super()._class_char(c)
 
 
 class JavaRegexEngine(RegexEngine):
@@ -274,7 +317,9 @@ class JavaRegexEngine(RegexEngine):
 RE2 = RegexEngine()
 POSTGRES_ARE = PostgresRegexEngine()
 SNOWFLAKE_ERE = DeclinedRegexEngine()
+REDSHIFT_POSIX = RedshiftRegexEngine()
 JAVA = JavaRegexEngine()
+TRINO = TrinoRegexEngine()
 
 
 def _inner_anchor(node: Node, *, leading: bool, trailing: bool) -> bool:

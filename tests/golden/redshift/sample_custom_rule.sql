@@ -1,0 +1,1 @@
+SELECT "__dy_table"."order_id", "__dy_table"."status", "__dy_table"."amount" FROM (SELECT * FROM "shop"."orders" WHERE (ordered_at) >= CAST('2024-03-31 00:00:00' AS TIMESTAMP) AND (ordered_at) < CAST('2024-04-01 00:00:00' AS TIMESTAMP)) AS "__dy_table" WHERE NOT (("quantity" < 3) OR (NOT "discount" IS NULL)) LIMIT 5

@@ -1,0 +1,1 @@
+SELECT "__dy_table"."order_id", "__dy_table"."amount" FROM (SELECT * FROM "shop"."orders" WHERE (ordered_at) >= CAST('2024-03-31 00:00:00' AS TIMESTAMP) AND (ordered_at) < CAST('2024-04-01 00:00:00' AS TIMESTAMP)) AS "__dy_table" WHERE "__dy_table"."order_id" IN (3, 7) ORDER BY "__dy_table"."order_id" LIMIT 5

@@ -3,6 +3,7 @@ and used to check the same table in a real run (every check passes, the column s
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -221,3 +222,27 @@ def test_the_cli_writes_the_schema_and_names_a_missing_table(shop: Path, tmp_pat
     assert load(target.read_text(), "Orders").columns()["order_id"].primary_key
     assert missing.returncode == 1
     assert "Did you mean orders?" in missing.stderr
+
+
+def test_the_cli_names_a_database_it_cannot_open_and_what_to_do(shop: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.duckdb").write_text("not a database")
+    with socket.socket() as closed:  # a port nothing listens on once the socket is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    missing = dagster_dataframely("infer", "orders", "--duckdb", "shopp.duckdb", cwd=tmp_path)
+    foreign = dagster_dataframely("infer", "orders", "--duckdb", "notes.duckdb", cwd=tmp_path)
+    refused = dagster_dataframely(
+        "infer", "orders", "--postgres", f"host=127.0.0.1 port={port} dbname=shop", cwd=tmp_path
+    )
+    with duckdb.connect(str(shop)):  # this process writes to the file: the CLI cannot lock it
+        locked = dagster_dataframely("infer", "orders", "--duckdb", str(shop), cwd=tmp_path)
+
+    for run in (missing, foreign, refused, locked):
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "No DuckDB database file at --duckdb shopp.duckdb" in missing.stderr
+    assert "not a valid DuckDB database file" in foreign.stderr
+    assert "a parquet or Delta path is given without --duckdb" in foreign.stderr
+    assert "Cannot open the PostgreSQL server of --postgres" in refused.stderr
+    assert "Check the host, port" in refused.stderr
+    assert f"Cannot open DuckDB file --duckdb {shop}" in locked.stderr
+    assert "Another process holds it open for writing" in locked.stderr

@@ -182,21 +182,70 @@ def _dbt_contract(args: argparse.Namespace) -> int:
 def _connection(duckdb_file: Path | None, conninfo: str | None) -> Iterator[tuple[Any, str | None]]:
     """The connection the options name (read only), and its dialect; None for a path."""
     if duckdb_file is not None:
-        import duckdb
-
-        if not duckdb_file.exists():
-            raise _ImportFailure(f"no DuckDB database file at {duckdb_file}")
-        with duckdb.connect(str(duckdb_file), read_only=True) as connection:
+        with _duckdb_file(duckdb_file) as connection:
             yield connection, "duckdb"
     elif conninfo is not None:
         try:
             import psycopg
         except ImportError as error:
             raise _ImportFailure("--postgres reads through psycopg: pip install psycopg") from error
-        with psycopg.connect(conninfo) as connection:
+        try:
+            connection = psycopg.connect(conninfo)
+        except psycopg.Error as error:
+            raise _refused("the PostgreSQL server of --postgres", error, _POSTGRES_FIX) from error
+        with connection:
             yield connection, "postgres"
     else:
         yield None, None
+
+
+#: What to do about a file DuckDB refuses, by a phrase of its message.
+_DUCKDB_FIXES = {
+    "lock": (
+        "another process holds it open for writing (a running `dagster dev`, a dbt run): "
+        "infer when it has finished, or from a copy of the file"
+    ),
+    "not a valid duckdb": (
+        "give the DuckDB file the table is in; a parquet or Delta path is given without --duckdb"
+    ),
+}
+_POSTGRES_FIX = (
+    "check the host, port, database, user and password of the connection string "
+    "('host=... port=5432 dbname=... user=...'), and that the server accepts connections"
+)
+
+
+@contextmanager
+def _duckdb_file(path: Path) -> Iterator[Any]:
+    """`path` opened read only: a file that is missing, locked or not DuckDB's is refused
+    with what to do (DuckDB would create a missing one, and find no table in it)."""
+    import duckdb
+
+    from .errors import SourceConnectionError
+
+    if not path.is_file():
+        raise SourceConnectionError(
+            f"No DuckDB database file at --duckdb {path} (from {Path.cwd()}): give the path "
+            "of the file the table is in (DuckDBResource's database=, the path in dbt's "
+            "profiles.yml)."
+        )
+    try:
+        connection = duckdb.connect(str(path), read_only=True)
+    except duckdb.Error as error:
+        reason = str(error).lower()
+        fix = next((f for phrase, f in _DUCKDB_FIXES.items() if phrase in reason), None)
+        raise _refused(f"DuckDB file --duckdb {path}", error, fix) from error
+    with connection:
+        yield connection
+
+
+def _refused(what: str, error: Exception, fix: str | None) -> Exception:
+    from .errors import SourceConnectionError
+
+    reason = " ".join(str(error).split()).rstrip(".!?")
+    return SourceConnectionError(
+        f"Cannot open {what}: {reason}." + (f" {fix[0].upper()}{fix[1:]}." if fix else "")
+    )
 
 
 def _written(source: str, output: Path | None) -> int:

@@ -24,6 +24,7 @@ from .._engine.sql import catalog
 from .._engine.sql.catalog import read_facts
 from .._engine.sql.columns import TableFacts
 from .._engine.sql.dialects import DIALECTS, described
+from .._writing.literals import literal
 from ..errors import InvalidSourceError, TableNotFoundError
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
 from ..sources._duckdb_cursors import own_cursor
@@ -84,10 +85,13 @@ def read_columns(db: Database, name: str) -> tuple[exp.Table, list[InferredColum
         raise _not_found(db, table, error) from error
     facts = read_facts(rows, DIALECTS[db.dialect], db.run) if db.dialect in DIALECTS else None
     declared, nullable, keys = _constraints(db, table)
+    enums = _enum_labels(db, table)
     columns = []
     for column, dtype in dtypes.items():
         known = facts.columns.get(column) if facts is not None else None
         text = known.data_type if known is not None else declared.get(column, "unknown")
+        labels = enums.get(column) if dtype == pl.String() else None
+        why = unreadable(dtype, text, None if db.reads_arrow else db.dialect)
         columns.append(
             InferredColumn(
                 name=column,
@@ -95,10 +99,27 @@ def read_columns(db: Database, name: str) -> tuple[exp.Table, list[InferredColum
                 declared=text,
                 nullable=nullable.get(column, True),
                 primary_key=column in keys,
-                unreadable=unreadable(dtype, text, None if db.reads_arrow else db.dialect),
+                unreadable=None if labels else why,
+                checks={"enum": f"lambda col: col.is_in({literal(labels).text})"} if labels else {},
             )
         )
     return table, columns, facts or TableFacts(read=False)
+
+
+def _enum_labels(db: Database, table: exp.Table) -> dict[str, list[str]]:
+    """The values of each enum-typed column the database declares (none where the dialect
+    lists none, or its catalog cannot be read): a declaration, as `NOT NULL` is."""
+    query = DIALECTS[db.dialect].enum_labels(table) if db.dialect in DIALECTS else None
+    if query is None:
+        return {}
+    try:
+        rows = db.run(query.sql(dialect=db.dialect)).rows()
+    except Exception:  # a role that cannot read the catalog: the column stays undeclared
+        return {}
+    labels: dict[str, list[str]] = {}
+    for column, label in rows:
+        labels.setdefault(str(column), []).append(str(label))
+    return labels
 
 
 def _readable_dtypes(db: Database, rows: exp.Select) -> dict[str, pl.DataType | None]:

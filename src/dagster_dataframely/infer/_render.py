@@ -121,7 +121,8 @@ def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[st
         found.append(("nullable=False", "no nulls"))
     if never_null and not keyed and profile.distinct == profile.rows:
         found.append(("primary_key=True", "unique, never null"))
-    if profile.values is not None and len(profile.values) <= FEW_VALUES:
+    declared = "enum" in column.checks  # the database's own list of values, declared
+    if profile.values is not None and len(profile.values) <= FEW_VALUES and not declared:
         values = _text(list(profile.values))
         found.append(
             (

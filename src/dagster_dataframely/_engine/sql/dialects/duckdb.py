@@ -80,6 +80,12 @@ class Dialect:
         """The facts of `catalog_query`'s rows, by column name."""
         return catalog.duckdb_facts(rows, self.binary_collation)
 
+    def enum_labels(self, table: exp.Table) -> exp.Select | None:
+        """A query of `column, label` rows of `table`'s enum-typed columns that a source
+        reads as text, in label order; None where there are none (DuckDB's `ENUM` reaches
+        polars as a `Categorical`)."""
+        return None
+
     #: Session settings a check pins for its own queries, so that no setting of the user's
     #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
     #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.

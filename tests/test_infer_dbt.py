@@ -103,6 +103,8 @@ def test_the_checks_of_the_generated_schemas_give_dbts_verdicts(
     }
     assert engines == {"duckdb"}  # read by pushdown
     assert "dbt test `dbt_utils_recency_orders" in sources["orders"]  # listed, not dropped
+    # `quote: false`: the values are SQL numbers, so polars compares numbers.
+    assert 'check={"accepted_values": lambda col: col.is_in([1, 2])}' in sources["orders"]
     # The unique combination of two never-null columns is the composite primary key.
     assert [
         n for n, c in schema_of(vars(modules["orders"])).columns().items() if c.primary_key
@@ -151,6 +153,28 @@ def test_a_model_not_in_the_manifest_names_the_closest(built: tuple[Path, dict[s
     project, _ = built
     with pytest.raises(UnknownModelError, match=r"no model 'order'\. Did you mean orders\?"):
         dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["order"])
+    with pytest.raises(UnknownModelError, match=r"no model 'ordrs'\. Did you mean orders\?"):
+        dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["+ordrs"])
+
+
+@pytest.mark.parametrize(
+    ("select", "models"),
+    [
+        (["+orders"], ["customers", "orders"]),  # orders selects from customers
+        (["customers+"], ["customers", "orders"]),
+        (["orders+"], ["orders"]),
+        (["path:models/orders.sql"], ["orders"]),
+        (["path:models"], ["customers", "orders"]),
+        (["tag:core+,orders"], ["orders"]),  # a comma: the models both select
+        (["orders customers"], ["orders", "customers"]),  # a space: either
+    ],
+)
+def test_models_are_selected_in_dbt_s_selector_syntax(
+    built: tuple[Path, dict[str, str]], select: list[str], models: list[str]
+) -> None:
+    project, _ = built
+    sources = dd.infer.dbt_schemas(project / "target" / "manifest.json", select=select)
+    assert sorted(sources) == sorted(models)
 
 
 def test_a_manifest_of_an_old_dbt_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -174,3 +198,7 @@ def test_the_cli_writes_one_module_per_selected_model(
     assert sorted(p.name for p in (tmp_path / "schemas").iterdir()) == ["__init__.py", "orders.py"]
     module = load((tmp_path / "schemas" / "orders.py").read_text())
     assert module["DBT_TESTS"]["not_null_orders_order_id"] == "dy_rule__order_id__nullability"
+
+    typo = dagster_dataframely("infer-dbt", manifest, "--select", "+ordrs", *output, cwd=tmp_path)
+    assert typo.returncode == 1 and "Traceback" not in typo.stderr, typo.stderr
+    assert "no model 'ordrs'. Did you mean orders?" in typo.stderr

@@ -78,7 +78,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
     )
     dbt.add_argument("manifest", type=Path, help="the project's target/manifest.json")
-    dbt.add_argument("--select", "-s", nargs="+", help="model names or globs (default: all)")
+    dbt.add_argument(
+        "--select",
+        "-s",
+        nargs="+",
+        help="models in dbt's selector syntax: names, globs, tag:, path:, + (default: all)",
+    )
     dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
     dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
     contract = commands.add_parser(

@@ -55,7 +55,8 @@ def dbt_schemas(
 
     Args:
         manifest: The project's `target/manifest.json` (`dbt parse` writes it).
-        select: Model names or globs (`stg_*`); None selects every model.
+        select: Models in dbt's selector syntax: names, globs (`stg_*`), `tag:`, `path:`,
+            the `+` graph operators, `,` to intersect; None selects every model.
         connection: The warehouse the models are built in (as for `infer_schema`): column
             types are then read from the tables as the sources read them. Without it they
             come from the contract's `data_type`, and a column without one is `dy.Any()`.

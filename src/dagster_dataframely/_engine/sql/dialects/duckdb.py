@@ -121,6 +121,14 @@ class Dialect:
             return getattr(info, "name", None)
         return str(type_code)
 
+    #: A DB-API description of a `DECIMAL` column carries its precision and scale.
+    described_precision: ClassVar[bool] = True
+
+    def stored_type(self, declared: exp.DataType) -> exp.DataType:
+        """The type a column declared `declared` (in a dbt contract) is stored, and so
+        described, as."""
+        return declared
+
     def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
         """The polars dtype of a described `DECIMAL(precision, scale)` column."""
         if precision is None or not 0 < precision <= 38:

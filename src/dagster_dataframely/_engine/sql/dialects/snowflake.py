@@ -100,6 +100,12 @@ class SnowflakeDialect(Dialect):
             return FIELD_ID_TO_NAME.get(type_code) or None
         return super().type_name(type_code, connection)
 
+    def stored_type(self, declared: exp.DataType) -> exp.DataType:
+        """Every integer type is stored as `NUMBER(38, 0)`."""
+        if declared.is_type(*exp.DataType.INTEGER_TYPES):
+            return exp.DataType.build("DECIMAL(38, 0)")
+        return declared
+
     def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
         """`INT`, `BIGINT`, `SMALLINT` are `NUMBER(38, 0)`: read as `Int64`."""
         if precision is not None and 0 < precision <= 38 and not scale:

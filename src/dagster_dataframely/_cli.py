@@ -3,7 +3,11 @@
 - `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
 - `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
   from a database table, or from a parquet or Delta path;
-  `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table.
+  `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table;
+- `infer-dbt target/manifest.json [--select SELECTOR ...] [--duckdb FILE | --postgres
+  CONNINFO] [--output-dir DIR]` writes a schema module per dbt model from its tests and
+  contract;
+- `dbt-contract package.module:Schema [--dialect D]` prints a dbt model's enforced contract.
 
 `--output FILE` writes the source to a file instead.
 """
@@ -84,7 +88,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         nargs="+",
         help="models in dbt's selector syntax: names, globs, tag:, path:, + (default: all)",
     )
-    dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    warehouse = dbt.add_mutually_exclusive_group()
+    warehouse.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    warehouse.add_argument("--postgres", metavar="CONNINFO", help="or in this PostgreSQL")
     dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
     contract = commands.add_parser(
         "dbt-contract",
@@ -156,7 +162,7 @@ def _infer_dbt(args: argparse.Namespace) -> int:
     from .infer._dbt import write_modules
 
     try:
-        with _connection(args.duckdb, None) as (connection, dialect):
+        with _connection(args.duckdb, args.postgres) as (connection, dialect):
             sources = dbt_schemas(
                 args.manifest, select=args.select, connection=connection, dialect=dialect
             )

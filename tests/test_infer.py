@@ -107,6 +107,7 @@ def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
     )
     assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
     assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
+    assert '# proposed (3 rows, largest value 3.50): max=Decimal("3.50")' in proposals
     assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
     # The declared primary key is the key: no other column is proposed as one.
     assert not any("primary_key" in line for line in proposals)

@@ -162,7 +162,9 @@ def test_a_profile_is_one_aggregate_query_in_bigquery_s_sql() -> None:
     proposals = [line.strip() for line in source.splitlines() if "# proposed" in line]
     assert proposals == [
         "# proposed (4 rows, values 1 to 2): min=0",  # order_id
+        "# proposed (4 rows, largest value 2): max=2",
         "# proposed (4 rows, values 1 to 2): min=0",  # line
+        "# proposed (4 rows, largest value 2): max=2",
         "# proposed (4 rows, no NaN): allow_nan=False",  # total
         "# proposed (4 rows, no infinity): allow_inf=False",
         "# proposed (4 rows, no infinity): allow_inf=False",  # rate: a NaN, no infinity

@@ -136,6 +136,8 @@ def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[st
         found.append(("allow_inf=False", "no infinity"))
     if profile.minimum is not None and profile.minimum >= 0:
         found.append(("min=0", f"values {profile.minimum} to {profile.maximum}"))
+        # A separate line: today's largest value is the weaker assumption of the two.
+        found.append((f"max={_text(profile.maximum)}", f"largest value {profile.maximum}"))
     rows = f"{profile.rows:,} row{'s' if profile.rows > 1 else ''}"
     # One line each, however long: a proposal is copied into the declaration as it is.
     return [f"{INDENT}# proposed ({rows}, {why}): {option}" for option, why in found]

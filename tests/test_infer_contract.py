@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import dagster as dg
 import dataframely as dy
 import pytest
 import yaml
@@ -15,6 +14,7 @@ from dbt_shop import ShopCustomers, ShopOrders
 from infer_dbt import dbt, project_with_tests
 from postgres import PostgresResource, PostgresServer
 from sqlglot import exp
+from test_infer import checked
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import UnsupportedSchemaError
@@ -112,15 +112,11 @@ def test_a_postgres_table_made_by_the_contract_passes_the_schema_s_column_check(
             created(dd.infer.dbt_contract(Invoices, dialect="postgres"), "invoices", "postgres")
         )
         connection.commit()
-    invoices = dg.AssetSpec("invoices")
-    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres")
-    result = dg.materialize(
-        [invoices, dd.schema_checks(Invoices, asset=invoices, source=source)],
-        resources={"warehouse": PostgresResource(conninfo=postgres.conninfo)},
-        selection=dg.AssetSelection.all_asset_checks(),
-        instance=dg.DagsterInstance.ephemeral(),
+    evaluations = checked(
+        Invoices,
+        dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table="invoices"),
+        {"warehouse": PostgresResource(conninfo=postgres.conninfo)},
     )
-    evaluations = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
     assert evaluations["dy_schema__columns"] is True and all(evaluations.values()), evaluations
 
 

@@ -32,12 +32,16 @@ CREATE TABLE orders (
     day DATE,
     shop mood,
     tags VARCHAR[],
-    "Order Note" VARCHAR
+    "Order Note" VARCHAR,
+    packed TIMESTAMP_MS,
+    scanned TIMESTAMP_NS
 );
 INSERT INTO orders VALUES
-    (1, 10, 'paid', 2.5, 1.25, '2024-01-01 10:00:00+00', '2024-01-01', 'calm', ['a'], 'x'),
-    (2, 11, 'open', NULL, 0, '2024-01-02 10:00:00+00', '2024-01-02', 'busy', [], NULL),
-    (3, 10, 'paid', 7.0, 3.50, NULL, NULL, NULL, NULL, 'y');
+    (1, 10, 'paid', 2.5, 1.25, '2024-01-01 10:00:00+00', '2024-01-01', 'calm', ['a'], 'x',
+        '2024-01-01 11:00:00.123', '2024-01-01 12:00:00.123456789'),
+    (2, 11, 'open', NULL, 0, '2024-01-02 10:00:00+00', '2024-01-02', 'busy', [], NULL,
+        NULL, NULL),
+    (3, 10, 'paid', 7.0, 3.50, NULL, NULL, NULL, NULL, 'y', NULL, NULL);
 CREATE TABLE waits (order_id INTEGER, wait INTERVAL);
 """
 
@@ -78,6 +82,14 @@ def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
     assert columns["order_id"].primary_key and not columns["customer_id"].nullable
     assert columns["status"].nullable and columns["Order Note"].nullable
     assert dtypes(schema)["price"] == pl.Decimal(10, 2)
+    # Each timestamp with its zone and unit, as DuckDBTableSource reads them; an ENUM is
+    # the Categorical DuckDB's Arrow hands over.
+    assert [dtypes(schema)[c] for c in ("placed", "packed", "scanned", "shop")] == [
+        pl.Datetime("us", "Etc/UTC"),
+        pl.Datetime("ms"),
+        pl.Datetime("ns"),
+        pl.Categorical(),
+    ]
     outcomes = checked(
         schema,
         dd.sources.DuckDBTableSource(table="orders"),

@@ -259,3 +259,44 @@ def test_the_cli_names_a_database_it_cannot_open_and_what_to_do(shop: Path, tmp_
     assert "Check the host, port" in refused.stderr
     assert f"Cannot open DuckDB file --duckdb {shop}" in locked.stderr
     assert "Another process holds it open for writing" in locked.stderr
+
+
+def test_the_cli_reads_a_table_through_a_resource_of_the_definitions(
+    postgres: PostgresServer, shop: Path, tmp_path: Path
+) -> None:
+    """As for Snowflake or BigQuery, whose connection only a resource knows."""
+    with postgres.connect() as connection:
+        connection.execute(POSTGRES_TABLE)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    (tmp_path / "project.py").write_text(
+        "import dagster as dg\n"
+        "from dagster_duckdb import DuckDBResource\n"
+        "from postgres import PostgresResource\n\n"
+        "defs = dg.Definitions(resources={\n"
+        f"    'warehouse': PostgresResource(conninfo={postgres.conninfo!r}),\n"
+        f"    'down': PostgresResource(conninfo='host=127.0.0.1 port={port} dbname=shop'),\n"
+        f"    'duckdb': DuckDBResource(database={str(shop)!r}),\n"
+        "})\n"
+    )
+
+    def infer(table: str, resource: str, *dialect: str) -> Any:
+        options = ["--defs", "project:defs", "--resource", resource, *dialect]
+        return dagster_dataframely("infer", table, *options, cwd=tmp_path)
+
+    invoices = infer("sales.invoices", "warehouse", "--dialect", "postgres")
+    orders = infer("orders", "duckdb")  # DuckDB's connection says its dialect
+    typo = infer("sales.invoices", "warehous", "--dialect", "postgres")
+    undialected = infer("sales.invoices", "warehouse")
+    down = infer("sales.invoices", "down", "--dialect", "postgres")
+
+    assert invoices.returncode == 0, invoices.stderr
+    assert load(invoices.stdout, "Invoices").primary_key() == ["invoice_id", "line"]
+    assert orders.returncode == 0, orders.stderr
+    assert load(orders.stdout, "Orders").primary_key() == ["order_id"]
+    for run in (typo, undialected, down):
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "no resource 'warehous' (they have: down, duckdb, warehouse)" in typo.stderr
+    assert "pass dialect= (--dialect on the command line" in undialected.stderr
+    assert "Cannot connect through PostgresResource" in down.stderr

@@ -18,8 +18,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -58,15 +57,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
     )
     infer.add_argument(
-        "table", nargs="?", help="a table name with --duckdb/--postgres, else a path"
+        "table", nargs="?", help="a table name with --duckdb/--postgres/--resource, else a path"
     )
     where = infer.add_mutually_exclusive_group()
     where.add_argument("--duckdb", type=Path, metavar="FILE", help="a DuckDB database file")
     where.add_argument("--postgres", metavar="CONNINFO", help="a PostgreSQL connection string")
     where.add_argument(
-        "--defs", metavar="MODULE:ATTR", help="Definitions whose --asset is read (DAGSTER_HOME)"
+        "--defs",
+        metavar="MODULE:ATTR",
+        help="Definitions whose --asset (DAGSTER_HOME) or --resource is read",
     )
     infer.add_argument("--asset", help="with --defs: the asset's key, as 'prefix/name'")
+    infer.add_argument(
+        "--resource", metavar="KEY", help="with --defs and TABLE: the resource that connects"
+    )
+    infer.add_argument(
+        "--dialect", help="with --resource: sqlglot's name of its SQL (snowflake, bigquery)"
+    )
     infer.add_argument("--partition", help="with --asset: its partition (default: the latest)")
     infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
@@ -117,22 +124,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _infer(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import infer_schema
+    from .infer._connect import opened
 
-    if (args.defs is None) != (args.asset is None) or (args.defs is None) == (args.table is None):
+    named = (args.defs is not None, args.table is not None, args.asset, args.resource)
+    by_asset = named[:2] == (True, False) and args.asset is not None and args.resource is None
+    by_resource = named[:2] == (True, True) and args.resource is not None and args.asset is None
+    plain = named == (False, True, None, None)
+    if not (by_asset or by_resource or plain):
         print(
-            "dagster-dataframely: error: infer reads a TABLE (with --duckdb/--postgres, or a "
-            "path) or an asset (--defs package.module:defs --asset KEY): give one of them.",
+            "dagster-dataframely: error: infer reads a TABLE (with --duckdb/--postgres, or "
+            "--defs package.module:defs --resource KEY; or a path) or an asset (--defs "
+            "package.module:defs --asset KEY): give one of them.",
             file=sys.stderr,
         )
         return USAGE_ERROR
     try:
-        with _connection(args.duckdb, args.postgres) as (connection, dialect):
+        definitions = None if args.defs is None else _definitions(args.defs)
+        resource = (definitions, args.resource) if definitions is not None and by_resource else None
+        with opened(args.duckdb, args.postgres, resource) as (connection, dialect):
             source = infer_schema(
                 args.table,
                 connection=connection,
-                dialect=dialect,
+                dialect=dialect or args.dialect,
                 asset=args.asset,
-                definitions=None if args.defs is None else _definitions(args.defs),
+                definitions=definitions if by_asset else None,
                 partition=args.partition,
                 schema_name=args.name,
                 profile=args.profile,
@@ -159,10 +174,11 @@ def _definitions(path: str) -> Any:
 def _infer_dbt(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import dbt_schemas
+    from .infer._connect import opened
     from .infer._dbt import write_modules
 
     try:
-        with _connection(args.duckdb, args.postgres) as (connection, dialect):
+        with opened(args.duckdb, args.postgres) as (connection, dialect):
             sources = dbt_schemas(
                 args.manifest, select=args.select, connection=connection, dialect=dialect
             )
@@ -187,76 +203,6 @@ def _dbt_contract(args: argparse.Namespace) -> int:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
     return _written(text, args.output)
-
-
-@contextmanager
-def _connection(duckdb_file: Path | None, conninfo: str | None) -> Iterator[tuple[Any, str | None]]:
-    """The connection the options name (read only), and its dialect; None for a path."""
-    if duckdb_file is not None:
-        with _duckdb_file(duckdb_file) as connection:
-            yield connection, "duckdb"
-    elif conninfo is not None:
-        try:
-            import psycopg
-        except ImportError as error:
-            raise _ImportFailure("--postgres reads through psycopg: pip install psycopg") from error
-        try:
-            connection = psycopg.connect(conninfo)
-        except psycopg.Error as error:
-            raise _refused("the PostgreSQL server of --postgres", error, _POSTGRES_FIX) from error
-        with connection:
-            yield connection, "postgres"
-    else:
-        yield None, None
-
-
-#: What to do about a file DuckDB refuses, by a phrase of its message.
-_DUCKDB_FIXES = {
-    "lock": (
-        "another process holds it open for writing (a running `dagster dev`, a dbt run): "
-        "infer when it has finished, or from a copy of the file"
-    ),
-    "not a valid duckdb": (
-        "give the DuckDB file the table is in; a parquet or Delta path is given without --duckdb"
-    ),
-}
-_POSTGRES_FIX = (
-    "check the host, port, database, user and password of the connection string "
-    "('host=... port=5432 dbname=... user=...'), and that the server accepts connections"
-)
-
-
-@contextmanager
-def _duckdb_file(path: Path) -> Iterator[Any]:
-    """`path` opened read only: a file that is missing, locked or not DuckDB's is refused
-    with what to do (DuckDB would create a missing one, and find no table in it)."""
-    import duckdb
-
-    from .errors import SourceConnectionError
-
-    if not path.is_file():
-        raise SourceConnectionError(
-            f"No DuckDB database file at --duckdb {path} (from {Path.cwd()}): give the path "
-            "of the file the table is in (DuckDBResource's database=, the path in dbt's "
-            "profiles.yml)."
-        )
-    try:
-        connection = duckdb.connect(str(path), read_only=True)
-    except duckdb.Error as error:
-        reason = str(error).lower()
-        fix = next((f for phrase, f in _DUCKDB_FIXES.items() if phrase in reason), None)
-        raise _refused(f"DuckDB file --duckdb {path}", error, fix) from error
-    with connection:
-        yield connection
-
-
-def _refused(what: str, error: Exception, fix: str | None) -> Exception:
-    from .errors import SourceConnectionError
-
-    reason = " ".join(str(error).split()).rstrip(".!?")
-    return SourceConnectionError(
-        f"Cannot open {what}: {reason}." + (f" {fix[0].upper()}{fix[1:]}." if fix else "")
-    )
 
 
 def _written(source: str, output: Path | None) -> int:

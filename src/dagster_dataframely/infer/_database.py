@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,7 +25,12 @@ from .._engine.sql.catalog import read_facts
 from .._engine.sql.columns import TableFacts
 from .._engine.sql.dialects import DIALECTS, described
 from .._writing.literals import literal
-from ..errors import InvalidSourceError, TableNotFoundError
+from ..errors import (
+    DagsterDataframelyError,
+    InvalidSourceError,
+    SourceConnectionError,
+    TableNotFoundError,
+)
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
 from ..sources._duckdb_cursors import own_cursor
 from ..sources._names import dialect_name, parse_table
@@ -57,14 +62,26 @@ def database(connection: Any, dialect: str | None) -> Iterator[Database]:
     `Database`; `dialect` None means DuckDB's connection, recognized by its module."""
     from ..sources._sql import connection_of
 
-    with connection_of(connection, "connection") as opened:
+    stack = ExitStack()
+    try:
+        opened = stack.enter_context(connection_of(connection, "connection"))
+    except DagsterDataframelyError:
+        raise
+    except Exception as error:  # the driver's: a refused login, an unknown host
+        reason = " ".join(str(error).split())[:300]
+        raise SourceConnectionError(
+            f"Cannot connect through {type(connection).__name__}: {reason}. Check the "
+            "resource's (or connection's) account, credentials and network access."
+        ) from error
+    with stack:
         name = dialect or (
             "duckdb" if type(opened).__module__.lstrip("_").startswith("duckdb") else None
         )
         if name is None:
             raise InvalidSourceError(
                 f"Cannot tell the SQL dialect of connection {type(opened).__name__}: pass "
-                "dialect= (sqlglot's name: 'postgres', 'snowflake', 'bigquery', ...)."
+                "dialect= (--dialect on the command line; sqlglot's name: 'postgres', "
+                "'snowflake', 'bigquery', ...)."
             )
         if name == "duckdb":
             yield Database(name, _duckdb_run(opened), lambda sql: duckdb_dtypes(opened, sql))

@@ -6,11 +6,9 @@ answers, executed."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import Any
-
 import polars as pl
 import pytest
+from recording_dbapi import Answer, Recording
 from written_schema import load
 
 import dagster_dataframely as dd
@@ -31,45 +29,8 @@ ORDERS = [
 ]
 
 
-class Cursor:
-    def __init__(self, connection: BigQuery) -> None:
-        self.connection = connection
-        self.description: Sequence[tuple[Any, ...]] | None = None
-        self.rows: list[tuple[Any, ...]] = []
-
-    def execute(self, sql: str) -> None:
-        self.connection.queries.append(sql)
-        for fragment, (names, rows) in self.connection.answers.items():
-            if fragment in sql:
-                self.description = [
-                    (name, code, None, None, None, None, None)
-                    for name, code in (n if isinstance(n, tuple) else (n, "STRING") for n in names)
-                ]
-                self.rows = rows
-                return
-        raise RuntimeError(f"404 Not found: {sql[:60]}")  # as the client raises NotFound
-
-    def fetchall(self) -> list[tuple[Any, ...]]:
-        return self.rows
-
-    def close(self) -> None:
-        pass
-
-
-class BigQuery:
-    """A DB-API connection (no `rollback`, as BigQuery's has none) answering each query by
-    the first fragment of `answers` it contains."""
-
-    def __init__(self, answers: dict[str, tuple[list[Any], list[tuple[Any, ...]]]]) -> None:
-        self.answers = answers
-        self.queries: list[str] = []
-
-    def cursor(self) -> Cursor:
-        return Cursor(self)
-
-
-def shop(**more: tuple[list[Any], list[tuple[Any, ...]]]) -> BigQuery:
-    return BigQuery(
+def shop(**more: Answer) -> Recording:
+    return Recording(
         {
             **more,
             "FROM `shop`.`orders` LIMIT 0": ([(c[0], c[1]) for c in ORDERS], []),
@@ -182,7 +143,7 @@ def test_a_profile_is_one_aggregate_query_in_bigquery_s_sql() -> None:
 
 def test_a_missing_bigquery_table_names_the_closest_in_its_dataset() -> None:
     tables = (["table_name"], [("orders",), ("customers",)])
-    warehouse = BigQuery({"INFORMATION_SCHEMA.TABLES": tables})
+    warehouse = Recording({"INFORMATION_SCHEMA.TABLES": tables})
     with pytest.raises(TableNotFoundError, match=r"BigQuery table `shop`.`order`.*404 Not found"):
         dd.infer_schema("shop.order", connection=warehouse, dialect="bigquery")
     assert warehouse.queries[-1] == (

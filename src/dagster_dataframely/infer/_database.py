@@ -189,8 +189,9 @@ def unreadable(dtype: pl.DataType | None, declared: str, described: str | None) 
 def _constraints(
     db: Database, table: exp.Table
 ) -> tuple[dict[str, str], dict[str, bool], set[str]]:
-    """Each column's declared type and nullability, and the primary key's columns, from the
-    standard `information_schema` (a database without `key_column_usage`: no key)."""
+    """Each column's declared type and nullability from the standard `information_schema`,
+    and the primary key's columns from the first of the dialect's key queries that runs
+    (none runs: no key)."""
     located = catalog.located(table)
     columns = exp.select("column_name", "is_nullable", "data_type").from_(
         described(db.dialect).info_schema("columns", table)
@@ -198,37 +199,14 @@ def _constraints(
     rows = db.run(columns.where(*located).sql(dialect=db.dialect))
     declared = {str(r[0]): str(r[2]) for r in rows.rows()}
     nullable = {str(r[0]): str(r[1]).upper() != "NO" for r in rows.rows()}
-    usage = described(db.dialect).info_schema("key_column_usage", table, "k")
-    constraints = described(db.dialect).info_schema("table_constraints", table, "c")
-    keys = (
-        exp.select(exp.column("column_name", "k"))
-        .from_(usage)
-        .join(
-            constraints,
-            on=exp.and_(
-                *(
-                    exp.column(part, "k").eq(exp.column(part, "c"))
-                    for part in ("constraint_name", "table_schema", "table_name")
-                )
-            ),
-        )
-        .where(
-            exp.column("constraint_type", "c").eq(exp.Literal.string("PRIMARY KEY")),
-            *(_qualified(condition, "k") for condition in located),
-        )
-    )
-    try:
-        key_rows = db.run(keys.sql(dialect=db.dialect))
-    except Exception:  # Snowflake has no key_column_usage: no declared key is read
-        return declared, nullable, set()
-    return declared, nullable, {str(r[0]) for r in key_rows.rows()}
-
-
-def _qualified(condition: exp.Expr, alias: str) -> exp.Expr:
-    qualified = condition.copy()
-    for column in qualified.find_all(exp.Column):
-        column.set("table", exp.to_identifier(alias))
-    return qualified
+    for query in described(db.dialect).primary_key_queries(table):
+        try:
+            keys = db.run(query.sql(dialect=db.dialect))
+        except Exception:  # a view the database does not have: the next query
+            continue
+        named = next((c for c in keys.columns if c.lower() == "column_name"), None)
+        return declared, nullable, set() if named is None else {str(v) for v in keys[named]}
+    return declared, nullable, set()
 
 
 def _not_found(db: Database, table: exp.Table, error: Exception) -> TableNotFoundError:

@@ -216,6 +216,33 @@ def located(table: exp.Table) -> tuple[exp.Expr, exp.Expr]:
     )
 
 
+def information_schema_key(
+    table: exp.Table, usage: exp.Table, constraints: exp.Table
+) -> exp.Select:
+    """`column_name` of each column of `table`'s primary key, from the standard
+    `key_column_usage` (`usage`, aliased `k`) and `table_constraints` (`c`) views."""
+    conditions = [condition.copy() for condition in located(table)]
+    for condition in conditions:
+        for column in condition.find_all(exp.Column):
+            column.set("table", exp.to_identifier("k"))
+    return (
+        exp.select(exp.column("column_name", "k"))
+        .from_(usage)
+        .join(
+            constraints,
+            on=exp.and_(
+                *(
+                    exp.column(part, "k").eq(exp.column(part, "c"))
+                    for part in ("constraint_name", "table_schema", "table_name")
+                )
+            ),
+        )
+        .where(
+            exp.column("constraint_type", "c").eq(exp.Literal.string("PRIMARY KEY")), *conditions
+        )
+    )
+
+
 def information_schema_facts(
     rows: pl.DataFrame, binary_collations: Collection[str]
 ) -> dict[str, ColumnFacts]:

@@ -80,6 +80,13 @@ class Dialect:
         """The facts of `catalog_query`'s rows, by column name."""
         return catalog.duckdb_facts(rows, self.binary_collation)
 
+    def primary_key_queries(self, table: exp.Table) -> list[exp.Expr]:
+        """Queries with a `column_name` column of `table`'s primary key, tried in order
+        until one runs: the standard `information_schema` views."""
+        usage = self.info_schema("key_column_usage", table, "k")
+        constraints = self.info_schema("table_constraints", table, "c")
+        return [catalog.information_schema_key(table, usage, constraints)]
+
     def enum_labels(self, table: exp.Table) -> exp.Select | None:
         """A query of `column, label` rows of `table`'s enum-typed columns that a source
         reads as text, in label order; None where there are none (DuckDB's `ENUM` reaches

@@ -100,6 +100,12 @@ class SnowflakeDialect(Dialect):
             return FIELD_ID_TO_NAME.get(type_code) or None
         return super().type_name(type_code, connection)
 
+    def primary_key_queries(self, table: exp.Table) -> list[exp.Expr]:
+        """`SHOW PRIMARY KEYS` first: Snowflake's `information_schema` has no
+        `key_column_usage`."""
+        keys = exp.Show(this="PRIMARY KEYS", scope_kind="TABLE", scope=table.copy())
+        return [keys, *super().primary_key_queries(table)]
+
     def stored_type(self, declared: exp.DataType) -> exp.DataType:
         """Every integer type is stored as `NUMBER(38, 0)`."""
         if declared.is_type(*exp.DataType.INTEGER_TYPES):

@@ -165,7 +165,7 @@ def _names(db: Database, rows: exp.Select, error: BaseException) -> list[str]:
     """The column names of `rows`, read without their values' types (DuckDB's `DESCRIBE`)."""
     if db.dialect != "duckdb":
         raise error
-    described = db.run(f"DESCRIBE {rows.sql(dialect=db.dialect)}")
+    described = db.run(exp.Describe(this=rows.copy()).sql(dialect=db.dialect))
     return [str(name) for name in described["column_name"]]
 
 

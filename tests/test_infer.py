@@ -75,7 +75,10 @@ def shop(tmp_path: Path) -> Path:
 
 def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
     with duckdb.connect(str(shop)) as connection:
+        connection.execute("SET TimeZone = 'America/New_York'")  # the user's session
         source = dd.infer_schema("orders", connection=connection)
+        zone = connection.sql("SELECT current_setting('TimeZone')").fetchone()
+    assert zone == ("America/New_York",)  # read on cursors of its own, the session untouched
     schema = load(source, "Orders")
 
     columns = schema.columns()

@@ -202,3 +202,37 @@ def test_the_cli_writes_one_module_per_selected_model(
     typo = dagster_dataframely("infer-dbt", manifest, "--select", "+ordrs", *output, cwd=tmp_path)
     assert typo.returncode == 1 and "Traceback" not in typo.stderr, typo.stderr
     assert "no model 'ordrs'. Did you mean orders?" in typo.stderr
+
+
+@pytest.mark.parametrize(
+    ("adapter", "types", "dtypes"),
+    [
+        (
+            "snowflake",
+            ["int", "number(12, 2)", "timestamp_ntz", "float"],
+            [pl.Int64(), pl.Decimal(12, 2), pl.Datetime("us"), pl.Float64()],
+        ),
+        (  # BigQuery's client describes a NUMERIC without its precision: read as a float
+            "bigquery",
+            ["int64", "numeric(12, 2)", "timestamp", "datetime"],
+            [pl.Int64(), pl.Float64(), pl.Datetime("us", "UTC"), pl.Datetime("us")],
+        ),
+    ],
+)
+def test_a_contract_s_data_types_are_the_dtypes_the_warehouse_s_source_reads(
+    tmp_path: Path, adapter: str, types: list[str], dtypes: list[pl.DataType]
+) -> None:
+    columns = {
+        f"c{i}": {"name": f"c{i}", "data_type": t, "constraints": []} for i, t in enumerate(types)
+    }
+    node = {"unique_id": "model.shop.lines", "resource_type": "model", "name": "lines"}
+    node |= {"schema": "finance", "columns": columns, "contract": {"enforced": True}}
+    metadata = {
+        "dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
+        "adapter_type": adapter,
+    }
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"metadata": metadata, "nodes": {node["unique_id"]: node}}))
+
+    schema = schema_of(load(dd.infer.dbt_schemas(manifest)["lines"]))
+    assert [column.dtype for column in schema.columns().values()] == dtypes

@@ -107,9 +107,12 @@ class SnowflakeDialect(Dialect):
         return [keys, *super().primary_key_queries(table)]
 
     def stored_type(self, declared: exp.DataType) -> exp.DataType:
-        """Every integer type is stored as `NUMBER(38, 0)`."""
+        """Every integer type is stored as `NUMBER(38, 0)`, every float type as 64 bits
+        (sqlglot 26 reads Snowflake's `FLOAT` as 32 bits)."""
         if declared.is_type(*exp.DataType.INTEGER_TYPES):
             return exp.DataType.build("DECIMAL(38, 0)")
+        if declared.is_type(exp.DataType.Type.FLOAT):
+            return exp.DataType.build("DOUBLE")
         return declared
 
     def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import dagster as dg
 import dataframely as dy
+import pytest
 from postgres import PostgresResource, PostgresServer
 from test_infer import dtypes
 from written_schema import load
 
 import dagster_dataframely as dd
+from dagster_dataframely.errors import TableNotFoundError
 
 TABLE = """
 CREATE COLLATION IF NOT EXISTS infer_ci (provider = icu, locale = 'und-u-ks-level2',
@@ -81,3 +83,12 @@ def _checked(schema: type[dy.Schema], postgres: PostgresServer) -> list[dg.Asset
         instance=dg.DagsterInstance.ephemeral(),
     )
     return result.get_asset_check_evaluations()
+
+
+def test_a_missing_postgres_table_names_the_closest(postgres: PostgresServer) -> None:
+    with postgres.connect() as connection:
+        connection.execute(TABLE)
+        with pytest.raises(TableNotFoundError, match=r'table "ticket".*Did you mean tickets\?'):
+            dd.infer_schema("ticket", connection=connection, dialect="postgres")
+        # The refused query leaves the user's connection usable.
+        assert connection.execute("SELECT count(*) FROM tickets").fetchone() == (3,)

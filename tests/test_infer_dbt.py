@@ -202,6 +202,10 @@ def test_the_cli_writes_one_module_per_selected_model(
     typo = dagster_dataframely("infer-dbt", manifest, "--select", "+ordrs", *output, cwd=tmp_path)
     assert typo.returncode == 1 and "Traceback" not in typo.stderr, typo.stderr
     assert "no model 'ordrs'. Did you mean orders?" in typo.stderr
+    down = ["--postgres", "host=127.0.0.1 port=1 dbname=shop connect_timeout=5"]
+    refused = dagster_dataframely("infer-dbt", manifest, *down, *output, cwd=tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "Cannot open the PostgreSQL server of --postgres" in refused.stderr
 
 
 @pytest.mark.parametrize(

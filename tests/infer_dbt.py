@@ -41,6 +41,9 @@ models:
         data_tests:
           - not_null
           - relationships: {arguments: {to: "ref('customers')", field: customer_id}}
+          - accepted_values:
+              arguments: {values: [1, 2], quote: false}
+              config: {severity: warn}
           - dbt_utils.expression_is_true:
               arguments: {expression: "<= 2"}
       - name: status

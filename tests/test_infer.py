@@ -3,6 +3,7 @@ and used to check the same table in a real run (every check passes, the column s
 
 from __future__ import annotations
 
+import socket
 from pathlib import Path
 from typing import Any
 
@@ -31,12 +32,16 @@ CREATE TABLE orders (
     day DATE,
     shop mood,
     tags VARCHAR[],
-    "Order Note" VARCHAR
+    "Order Note" VARCHAR,
+    packed TIMESTAMP_MS,
+    scanned TIMESTAMP_NS
 );
 INSERT INTO orders VALUES
-    (1, 10, 'paid', 2.5, 1.25, '2024-01-01 10:00:00+00', '2024-01-01', 'calm', ['a'], 'x'),
-    (2, 11, 'open', NULL, 0, '2024-01-02 10:00:00+00', '2024-01-02', 'busy', [], NULL),
-    (3, 10, 'paid', 7.0, 3.50, NULL, NULL, NULL, NULL, 'y');
+    (1, 10, 'paid', 2.5, 1.25, '2024-01-01 10:00:00+00', '2024-01-01', 'calm', ['a'], 'x',
+        '2024-01-01 11:00:00.123', '2024-01-01 12:00:00.123456789'),
+    (2, 11, 'open', NULL, 0, '2024-01-02 10:00:00+00', '2024-01-02', 'busy', [], NULL,
+        NULL, NULL),
+    (3, 10, 'paid', 7.0, 3.50, NULL, NULL, NULL, NULL, 'y', NULL, NULL);
 CREATE TABLE waits (order_id INTEGER, wait INTERVAL);
 """
 
@@ -70,13 +75,24 @@ def shop(tmp_path: Path) -> Path:
 
 def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
     with duckdb.connect(str(shop)) as connection:
+        connection.execute("SET TimeZone = 'America/New_York'")  # the user's session
         source = dd.infer_schema("orders", connection=connection)
+        zone = connection.sql("SELECT current_setting('TimeZone')").fetchone()
+    assert zone == ("America/New_York",)  # read on cursors of its own, the session untouched
     schema = load(source, "Orders")
 
     columns = schema.columns()
     assert columns["order_id"].primary_key and not columns["customer_id"].nullable
     assert columns["status"].nullable and columns["Order Note"].nullable
     assert dtypes(schema)["price"] == pl.Decimal(10, 2)
+    # Each timestamp with its zone and unit, as DuckDBTableSource reads them; an ENUM is
+    # the Categorical DuckDB's Arrow hands over.
+    assert [dtypes(schema)[c] for c in ("placed", "packed", "scanned", "shop")] == [
+        pl.Datetime("us", "Etc/UTC"),
+        pl.Datetime("ms"),
+        pl.Datetime("ns"),
+        pl.Categorical(),
+    ]
     outcomes = checked(
         schema,
         dd.sources.DuckDBTableSource(table="orders"),
@@ -106,6 +122,7 @@ def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
     )
     assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
     assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
+    assert '# proposed (3 rows, largest value 3.50): max=Decimal("3.50")' in proposals
     assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
     # The declared primary key is the key: no other column is proposed as one.
     assert not any("primary_key" in line for line in proposals)
@@ -221,3 +238,68 @@ def test_the_cli_writes_the_schema_and_names_a_missing_table(shop: Path, tmp_pat
     assert load(target.read_text(), "Orders").columns()["order_id"].primary_key
     assert missing.returncode == 1
     assert "Did you mean orders?" in missing.stderr
+
+
+def test_the_cli_names_a_database_it_cannot_open_and_what_to_do(shop: Path, tmp_path: Path) -> None:
+    (tmp_path / "notes.duckdb").write_text("not a database")
+    with socket.socket() as closed:  # a port nothing listens on once the socket is closed
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    missing = dagster_dataframely("infer", "orders", "--duckdb", "shopp.duckdb", cwd=tmp_path)
+    foreign = dagster_dataframely("infer", "orders", "--duckdb", "notes.duckdb", cwd=tmp_path)
+    refused = dagster_dataframely(
+        "infer", "orders", "--postgres", f"host=127.0.0.1 port={port} dbname=shop", cwd=tmp_path
+    )
+    with duckdb.connect(str(shop)):  # this process writes to the file: the CLI cannot lock it
+        locked = dagster_dataframely("infer", "orders", "--duckdb", str(shop), cwd=tmp_path)
+
+    for run in (missing, foreign, refused, locked):
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "No DuckDB database file at --duckdb shopp.duckdb" in missing.stderr
+    assert "not a valid DuckDB database file" in foreign.stderr
+    assert "a parquet or Delta path is given without --duckdb" in foreign.stderr
+    assert "Cannot open the PostgreSQL server of --postgres" in refused.stderr
+    assert "Check the host, port" in refused.stderr
+    assert f"Cannot open DuckDB file --duckdb {shop}" in locked.stderr
+    assert "Another process holds it open for writing" in locked.stderr
+
+
+def test_the_cli_reads_a_table_through_a_resource_of_the_definitions(
+    postgres: PostgresServer, shop: Path, tmp_path: Path
+) -> None:
+    """As for Snowflake or BigQuery, whose connection only a resource knows."""
+    with postgres.connect() as connection:
+        connection.execute(POSTGRES_TABLE)
+    with socket.socket() as closed:
+        closed.bind(("127.0.0.1", 0))
+        port = closed.getsockname()[1]
+    (tmp_path / "project.py").write_text(
+        "import dagster as dg\n"
+        "from dagster_duckdb import DuckDBResource\n"
+        "from postgres import PostgresResource\n\n"
+        "defs = dg.Definitions(resources={\n"
+        f"    'warehouse': PostgresResource(conninfo={postgres.conninfo!r}),\n"
+        f"    'down': PostgresResource(conninfo='host=127.0.0.1 port={port} dbname=shop'),\n"
+        f"    'duckdb': DuckDBResource(database={str(shop)!r}),\n"
+        "})\n"
+    )
+
+    def infer(table: str, resource: str, *dialect: str) -> Any:
+        options = ["--defs", "project:defs", "--resource", resource, *dialect]
+        return dagster_dataframely("infer", table, *options, cwd=tmp_path)
+
+    invoices = infer("sales.invoices", "warehouse", "--dialect", "postgres")
+    orders = infer("orders", "duckdb")  # DuckDB's connection says its dialect
+    typo = infer("sales.invoices", "warehous", "--dialect", "postgres")
+    undialected = infer("sales.invoices", "warehouse")
+    down = infer("sales.invoices", "down", "--dialect", "postgres")
+
+    assert invoices.returncode == 0, invoices.stderr
+    assert load(invoices.stdout, "Invoices").primary_key() == ["invoice_id", "line"]
+    assert orders.returncode == 0, orders.stderr
+    assert load(orders.stdout, "Orders").primary_key() == ["order_id"]
+    for run in (typo, undialected, down):
+        assert run.returncode == 1 and "Traceback" not in run.stderr, run.stderr
+    assert "no resource 'warehous' (they have: down, duckdb, warehouse)" in typo.stderr
+    assert "pass dialect= (--dialect on the command line" in undialected.stderr
+    assert "Cannot connect through PostgresResource" in down.stderr

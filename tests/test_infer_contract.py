@@ -12,6 +12,9 @@ import yaml
 from console import dagster_dataframely
 from dbt_shop import ShopCustomers, ShopOrders
 from infer_dbt import dbt, project_with_tests
+from postgres import PostgresResource, PostgresServer
+from sqlglot import exp
+from test_infer import checked
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import UnsupportedSchemaError
@@ -71,3 +74,70 @@ def test_the_cli_prints_the_contract(tmp_path: Path) -> None:
         "constraints": [{"type": "not_null"}, {"type": "primary_key"}],
     }
     assert model["columns"][1] == {"name": "name", "data_type": "text"}
+
+
+class Invoices(dy.Schema):
+    invoice_id = dy.Int64(primary_key=True)
+    total = dy.Float64(nullable=True)
+    currency = dy.String(unique=True)
+    issued_at = dy.Datetime(time_zone="UTC", nullable=True)
+    local_at = dy.Datetime(nullable=True)
+    day = dy.Date(nullable=True)
+    paid = dy.Bool(nullable=True)
+
+
+def created(contract: str, table: str, dialect: str) -> str:
+    """The `CREATE TABLE` of a contract's columns, as dbt creates an enforced model."""
+    (model,) = yaml.safe_load(contract)["models"]
+    columns = [
+        exp.ColumnDef(
+            this=exp.to_identifier(column["name"], quoted=column.get("quote", False)),
+            kind=exp.DataType.build(column["data_type"], dialect=dialect),
+            constraints=[exp.ColumnConstraint(kind=exp.NotNullColumnConstraint())]
+            if {"type": "not_null"} in column.get("constraints", [])
+            else [],
+        )
+        for column in model["columns"]
+    ]
+    schema = exp.Schema(this=exp.to_table(table, dialect=dialect), expressions=columns)
+    return exp.Create(this=schema, kind="TABLE").sql(dialect=dialect)
+
+
+def test_a_postgres_table_made_by_the_contract_passes_the_schema_s_column_check(
+    postgres: PostgresServer,
+) -> None:
+    with postgres.connect() as connection:
+        connection.execute("DROP TABLE IF EXISTS invoices")
+        connection.execute(
+            created(dd.infer.dbt_contract(Invoices, dialect="postgres"), "invoices", "postgres")
+        )
+        connection.commit()
+    evaluations = checked(
+        Invoices,
+        dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table="invoices"),
+        {"warehouse": PostgresResource(conninfo=postgres.conninfo)},
+    )
+    assert evaluations["dy_schema__columns"] is True and all(evaluations.values()), evaluations
+
+
+def test_bigquery_s_data_types_are_its_own_names_of_what_its_client_reads() -> None:
+    (model,) = yaml.safe_load(dd.infer.dbt_contract(Invoices, dialect="bigquery"))["models"]
+    assert [c["data_type"] for c in model["columns"]] == [
+        "int64", "float64", "string", "timestamp", "datetime", "date", "bool",
+    ]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    ("dialect", "column", "has"),
+    [
+        ("bigquery", dy.Int32(), "Int64"),  # INT64 is its only integer type
+        ("bigquery", dy.Decimal(12, 2), "Float64"),  # its client describes no precision
+        ("snowflake", dy.Int16(), "Int64"),  # every integer is NUMBER(38, 0)
+    ],
+)
+def test_a_dtype_the_warehouse_does_not_read_back_names_the_ones_it_does(
+    dialect: str, column: dy.Column, has: str
+) -> None:
+    schema = type("Lines", (dy.Schema,), {"quantity": column})
+    with pytest.raises(UnsupportedSchemaError, match=rf"'quantity' of schema Lines.*\b{has}\b"):
+        dd.infer.dbt_contract(schema, dialect=dialect)

@@ -103,6 +103,8 @@ def test_the_checks_of_the_generated_schemas_give_dbts_verdicts(
     }
     assert engines == {"duckdb"}  # read by pushdown
     assert "dbt test `dbt_utils_recency_orders" in sources["orders"]  # listed, not dropped
+    # `quote: false`: the values are SQL numbers, so polars compares numbers.
+    assert 'check={"accepted_values": lambda col: col.is_in([1, 2])}' in sources["orders"]
     # The unique combination of two never-null columns is the composite primary key.
     assert [
         n for n, c in schema_of(vars(modules["orders"])).columns().items() if c.primary_key
@@ -151,6 +153,28 @@ def test_a_model_not_in_the_manifest_names_the_closest(built: tuple[Path, dict[s
     project, _ = built
     with pytest.raises(UnknownModelError, match=r"no model 'order'\. Did you mean orders\?"):
         dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["order"])
+    with pytest.raises(UnknownModelError, match=r"no model 'ordrs'\. Did you mean orders\?"):
+        dd.infer.dbt_schemas(project / "target" / "manifest.json", select=["+ordrs"])
+
+
+@pytest.mark.parametrize(
+    ("select", "models"),
+    [
+        (["+orders"], ["customers", "orders"]),  # orders selects from customers
+        (["customers+"], ["customers", "orders"]),
+        (["orders+"], ["orders"]),
+        (["path:models/orders.sql"], ["orders"]),
+        (["path:models"], ["customers", "orders"]),
+        (["tag:core+,orders"], ["orders"]),  # a comma: the models both select
+        (["orders customers"], ["orders", "customers"]),  # a space: either
+    ],
+)
+def test_models_are_selected_in_dbt_s_selector_syntax(
+    built: tuple[Path, dict[str, str]], select: list[str], models: list[str]
+) -> None:
+    project, _ = built
+    sources = dd.infer.dbt_schemas(project / "target" / "manifest.json", select=select)
+    assert sorted(sources) == sorted(models)
 
 
 def test_a_manifest_of_an_old_dbt_is_refused_with_the_fix(tmp_path: Path) -> None:
@@ -174,3 +198,45 @@ def test_the_cli_writes_one_module_per_selected_model(
     assert sorted(p.name for p in (tmp_path / "schemas").iterdir()) == ["__init__.py", "orders.py"]
     module = load((tmp_path / "schemas" / "orders.py").read_text())
     assert module["DBT_TESTS"]["not_null_orders_order_id"] == "dy_rule__order_id__nullability"
+
+    typo = dagster_dataframely("infer-dbt", manifest, "--select", "+ordrs", *output, cwd=tmp_path)
+    assert typo.returncode == 1 and "Traceback" not in typo.stderr, typo.stderr
+    assert "no model 'ordrs'. Did you mean orders?" in typo.stderr
+    down = ["--postgres", "host=127.0.0.1 port=1 dbname=shop connect_timeout=5"]
+    refused = dagster_dataframely("infer-dbt", manifest, *down, *output, cwd=tmp_path)
+    assert refused.returncode == 1 and "Traceback" not in refused.stderr, refused.stderr
+    assert "Cannot open the PostgreSQL server of --postgres" in refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("adapter", "types", "dtypes"),
+    [
+        (
+            "snowflake",
+            ["int", "number(12, 2)", "timestamp_ntz", "float"],
+            [pl.Int64(), pl.Decimal(12, 2), pl.Datetime("us"), pl.Float64()],
+        ),
+        (  # BigQuery's client describes a NUMERIC without its precision: read as a float
+            "bigquery",
+            ["int64", "numeric(12, 2)", "timestamp", "datetime"],
+            [pl.Int64(), pl.Float64(), pl.Datetime("us", "UTC"), pl.Datetime("us")],
+        ),
+    ],
+)
+def test_a_contract_s_data_types_are_the_dtypes_the_warehouse_s_source_reads(
+    tmp_path: Path, adapter: str, types: list[str], dtypes: list[pl.DataType]
+) -> None:
+    columns = {
+        f"c{i}": {"name": f"c{i}", "data_type": t, "constraints": []} for i, t in enumerate(types)
+    }
+    node = {"unique_id": "model.shop.lines", "resource_type": "model", "name": "lines"}
+    node |= {"schema": "finance", "columns": columns, "contract": {"enforced": True}}
+    metadata = {
+        "dbt_schema_version": "https://schemas.getdbt.com/dbt/manifest/v12.json",
+        "adapter_type": adapter,
+    }
+    manifest = tmp_path / "manifest.json"
+    manifest.write_text(json.dumps({"metadata": metadata, "nodes": {node["unique_id"]: node}}))
+
+    schema = schema_of(load(dd.infer.dbt_schemas(manifest)["lines"]))
+    assert [column.dtype for column in schema.columns().values()] == dtypes

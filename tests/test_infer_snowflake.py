@@ -6,7 +6,9 @@ so the oldest set, which has no fakesnow, leaves it out as it does the other Sno
 from __future__ import annotations
 
 import polars as pl
+import yaml
 from test_infer import checked, dtypes
+from test_infer_contract import Invoices, created
 from test_sql_snowflake import SnowflakeWarehouse
 from test_sql_snowflake import warehouse as warehouse  # the module's fakesnow warehouse
 from written_schema import load
@@ -46,3 +48,27 @@ def test_a_snowflake_table_through_its_resource_becomes_a_schema_its_checks_pass
     )
     assert outcomes["dy_schema__columns"] is True
     assert all(outcomes.values()), outcomes
+
+
+def test_a_snowflake_table_made_by_the_contract_passes_the_schema_s_column_check(
+    warehouse: SnowflakeWarehouse,
+) -> None:
+    contract = dd.infer.dbt_contract(Invoices, dialect="snowflake")
+    (model,) = yaml.safe_load(contract)["models"]
+    # Snowflake stores every integer as NUMBER(38, 0), and an unquoted name in upper case.
+    assert model["columns"][0] == {
+        "name": "invoice_id",
+        "quote": True,
+        "data_type": "decimal(38, 0)",
+        "constraints": [{"type": "not_null"}, {"type": "primary_key"}],
+    }
+    with warehouse.get_connection() as connection:
+        connection.cursor().execute(created(contract, "finance.contracted", "snowflake"))
+    outcomes = checked(
+        Invoices,
+        dd.sources.SQLTableSource(
+            resource_key="warehouse", dialect="snowflake", table="finance.contracted"
+        ),
+        {"warehouse": warehouse},
+    )
+    assert outcomes["dy_schema__columns"] is True and all(outcomes.values()), outcomes

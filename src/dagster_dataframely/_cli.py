@@ -3,7 +3,11 @@
 - `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
 - `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
   from a database table, or from a parquet or Delta path;
-  `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table.
+  `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table;
+- `infer-dbt target/manifest.json [--select SELECTOR ...] [--duckdb FILE | --postgres
+  CONNINFO] [--output-dir DIR]` writes a schema module per dbt model from its tests and
+  contract;
+- `dbt-contract package.module:Schema [--dialect D]` prints a dbt model's enforced contract.
 
 `--output FILE` writes the source to a file instead.
 """
@@ -14,8 +18,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +57,23 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
     )
     infer.add_argument(
-        "table", nargs="?", help="a table name with --duckdb/--postgres, else a path"
+        "table", nargs="?", help="a table name with --duckdb/--postgres/--resource, else a path"
     )
     where = infer.add_mutually_exclusive_group()
     where.add_argument("--duckdb", type=Path, metavar="FILE", help="a DuckDB database file")
     where.add_argument("--postgres", metavar="CONNINFO", help="a PostgreSQL connection string")
     where.add_argument(
-        "--defs", metavar="MODULE:ATTR", help="Definitions whose --asset is read (DAGSTER_HOME)"
+        "--defs",
+        metavar="MODULE:ATTR",
+        help="Definitions whose --asset (DAGSTER_HOME) or --resource is read",
     )
     infer.add_argument("--asset", help="with --defs: the asset's key, as 'prefix/name'")
+    infer.add_argument(
+        "--resource", metavar="KEY", help="with --defs and TABLE: the resource that connects"
+    )
+    infer.add_argument(
+        "--dialect", help="with --resource: sqlglot's name of its SQL (snowflake, bigquery)"
+    )
     infer.add_argument("--partition", help="with --asset: its partition (default: the latest)")
     infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
@@ -78,8 +89,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         ),
     )
     dbt.add_argument("manifest", type=Path, help="the project's target/manifest.json")
-    dbt.add_argument("--select", "-s", nargs="+", help="model names or globs (default: all)")
-    dbt.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    dbt.add_argument(
+        "--select",
+        "-s",
+        nargs="+",
+        help="models in dbt's selector syntax: names, globs, tag:, path:, + (default: all)",
+    )
+    warehouse = dbt.add_mutually_exclusive_group()
+    warehouse.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
+    warehouse.add_argument("--postgres", metavar="CONNINFO", help="or in this PostgreSQL")
     dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
     contract = commands.add_parser(
         "dbt-contract",
@@ -106,22 +124,30 @@ def main(argv: Sequence[str] | None = None) -> int:
 def _infer(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import infer_schema
+    from .infer._connect import opened
 
-    if (args.defs is None) != (args.asset is None) or (args.defs is None) == (args.table is None):
+    named = (args.defs is not None, args.table is not None, args.asset, args.resource)
+    by_asset = named[:2] == (True, False) and args.asset is not None and args.resource is None
+    by_resource = named[:2] == (True, True) and args.resource is not None and args.asset is None
+    plain = named == (False, True, None, None)
+    if not (by_asset or by_resource or plain):
         print(
-            "dagster-dataframely: error: infer reads a TABLE (with --duckdb/--postgres, or a "
-            "path) or an asset (--defs package.module:defs --asset KEY): give one of them.",
+            "dagster-dataframely: error: infer reads a TABLE (with --duckdb/--postgres, or "
+            "--defs package.module:defs --resource KEY; or a path) or an asset (--defs "
+            "package.module:defs --asset KEY): give one of them.",
             file=sys.stderr,
         )
         return USAGE_ERROR
     try:
-        with _connection(args.duckdb, args.postgres) as (connection, dialect):
+        definitions = None if args.defs is None else _definitions(args.defs)
+        resource = (definitions, args.resource) if definitions is not None and by_resource else None
+        with opened(args.duckdb, args.postgres, resource) as (connection, dialect):
             source = infer_schema(
                 args.table,
                 connection=connection,
-                dialect=dialect,
+                dialect=dialect or args.dialect,
                 asset=args.asset,
-                definitions=None if args.defs is None else _definitions(args.defs),
+                definitions=definitions if by_asset else None,
                 partition=args.partition,
                 schema_name=args.name,
                 profile=args.profile,
@@ -148,10 +174,11 @@ def _definitions(path: str) -> Any:
 def _infer_dbt(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import dbt_schemas
+    from .infer._connect import opened
     from .infer._dbt import write_modules
 
     try:
-        with _connection(args.duckdb, None) as (connection, dialect):
+        with opened(args.duckdb, args.postgres) as (connection, dialect):
             sources = dbt_schemas(
                 args.manifest, select=args.select, connection=connection, dialect=dialect
             )
@@ -176,27 +203,6 @@ def _dbt_contract(args: argparse.Namespace) -> int:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
     return _written(text, args.output)
-
-
-@contextmanager
-def _connection(duckdb_file: Path | None, conninfo: str | None) -> Iterator[tuple[Any, str | None]]:
-    """The connection the options name (read only), and its dialect; None for a path."""
-    if duckdb_file is not None:
-        import duckdb
-
-        if not duckdb_file.exists():
-            raise _ImportFailure(f"no DuckDB database file at {duckdb_file}")
-        with duckdb.connect(str(duckdb_file), read_only=True) as connection:
-            yield connection, "duckdb"
-    elif conninfo is not None:
-        try:
-            import psycopg
-        except ImportError as error:
-            raise _ImportFailure("--postgres reads through psycopg: pip install psycopg") from error
-        with psycopg.connect(conninfo) as connection:
-            yield connection, "postgres"
-    else:
-        yield None, None
 
 
 def _written(source: str, output: Path | None) -> int:

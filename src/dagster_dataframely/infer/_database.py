@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import difflib
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +24,13 @@ from .._engine.sql import catalog
 from .._engine.sql.catalog import read_facts
 from .._engine.sql.columns import TableFacts
 from .._engine.sql.dialects import DIALECTS, described
-from ..errors import InvalidSourceError, TableNotFoundError
+from .._writing.literals import literal
+from ..errors import (
+    DagsterDataframelyError,
+    InvalidSourceError,
+    SourceConnectionError,
+    TableNotFoundError,
+)
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
 from ..sources._duckdb_cursors import own_cursor
 from ..sources._names import dialect_name, parse_table
@@ -56,14 +62,26 @@ def database(connection: Any, dialect: str | None) -> Iterator[Database]:
     `Database`; `dialect` None means DuckDB's connection, recognized by its module."""
     from ..sources._sql import connection_of
 
-    with connection_of(connection, "connection") as opened:
+    stack = ExitStack()
+    try:
+        opened = stack.enter_context(connection_of(connection, "connection"))
+    except DagsterDataframelyError:
+        raise
+    except Exception as error:  # the driver's: a refused login, an unknown host
+        reason = " ".join(str(error).split())[:300]
+        raise SourceConnectionError(
+            f"Cannot connect through {type(connection).__name__}: {reason}. Check the "
+            "resource's (or connection's) account, credentials and network access."
+        ) from error
+    with stack:
         name = dialect or (
             "duckdb" if type(opened).__module__.lstrip("_").startswith("duckdb") else None
         )
         if name is None:
             raise InvalidSourceError(
                 f"Cannot tell the SQL dialect of connection {type(opened).__name__}: pass "
-                "dialect= (sqlglot's name: 'postgres', 'snowflake', 'bigquery', ...)."
+                "dialect= (--dialect on the command line; sqlglot's name: 'postgres', "
+                "'snowflake', 'bigquery', ...)."
             )
         if name == "duckdb":
             yield Database(name, _duckdb_run(opened), lambda sql: duckdb_dtypes(opened, sql))
@@ -84,10 +102,13 @@ def read_columns(db: Database, name: str) -> tuple[exp.Table, list[InferredColum
         raise _not_found(db, table, error) from error
     facts = read_facts(rows, DIALECTS[db.dialect], db.run) if db.dialect in DIALECTS else None
     declared, nullable, keys = _constraints(db, table)
+    enums = _enum_labels(db, table)
     columns = []
     for column, dtype in dtypes.items():
         known = facts.columns.get(column) if facts is not None else None
         text = known.data_type if known is not None else declared.get(column, "unknown")
+        labels = enums.get(column) if dtype == pl.String() else None
+        why = unreadable(dtype, text, None if db.reads_arrow else db.dialect)
         columns.append(
             InferredColumn(
                 name=column,
@@ -95,10 +116,27 @@ def read_columns(db: Database, name: str) -> tuple[exp.Table, list[InferredColum
                 declared=text,
                 nullable=nullable.get(column, True),
                 primary_key=column in keys,
-                unreadable=unreadable(dtype, text, None if db.reads_arrow else db.dialect),
+                unreadable=None if labels else why,
+                checks={"enum": f"lambda col: col.is_in({literal(labels).text})"} if labels else {},
             )
         )
     return table, columns, facts or TableFacts(read=False)
+
+
+def _enum_labels(db: Database, table: exp.Table) -> dict[str, list[str]]:
+    """The values of each enum-typed column the database declares (none where the dialect
+    lists none, or its catalog cannot be read): a declaration, as `NOT NULL` is."""
+    query = DIALECTS[db.dialect].enum_labels(table) if db.dialect in DIALECTS else None
+    if query is None:
+        return {}
+    try:
+        rows = db.run(query.sql(dialect=db.dialect)).rows()
+    except Exception:  # a role that cannot read the catalog: the column stays undeclared
+        return {}
+    labels: dict[str, list[str]] = {}
+    for column, label in rows:
+        labels.setdefault(str(column), []).append(str(label))
+    return labels
 
 
 def _readable_dtypes(db: Database, rows: exp.Select) -> dict[str, pl.DataType | None]:
@@ -127,7 +165,7 @@ def _names(db: Database, rows: exp.Select, error: BaseException) -> list[str]:
     """The column names of `rows`, read without their values' types (DuckDB's `DESCRIBE`)."""
     if db.dialect != "duckdb":
         raise error
-    described = db.run(f"DESCRIBE {rows.sql(dialect=db.dialect)}")
+    described = db.run(exp.Describe(this=rows.copy()).sql(dialect=db.dialect))
     return [str(name) for name in described["column_name"]]
 
 
@@ -151,8 +189,9 @@ def unreadable(dtype: pl.DataType | None, declared: str, described: str | None) 
 def _constraints(
     db: Database, table: exp.Table
 ) -> tuple[dict[str, str], dict[str, bool], set[str]]:
-    """Each column's declared type and nullability, and the primary key's columns, from the
-    standard `information_schema` (a database without `key_column_usage`: no key)."""
+    """Each column's declared type and nullability from the standard `information_schema`,
+    and the primary key's columns from the first of the dialect's key queries that runs
+    (none runs: no key)."""
     located = catalog.located(table)
     columns = exp.select("column_name", "is_nullable", "data_type").from_(
         described(db.dialect).info_schema("columns", table)
@@ -160,37 +199,14 @@ def _constraints(
     rows = db.run(columns.where(*located).sql(dialect=db.dialect))
     declared = {str(r[0]): str(r[2]) for r in rows.rows()}
     nullable = {str(r[0]): str(r[1]).upper() != "NO" for r in rows.rows()}
-    usage = described(db.dialect).info_schema("key_column_usage", table, "k")
-    constraints = described(db.dialect).info_schema("table_constraints", table, "c")
-    keys = (
-        exp.select(exp.column("column_name", "k"))
-        .from_(usage)
-        .join(
-            constraints,
-            on=exp.and_(
-                *(
-                    exp.column(part, "k").eq(exp.column(part, "c"))
-                    for part in ("constraint_name", "table_schema", "table_name")
-                )
-            ),
-        )
-        .where(
-            exp.column("constraint_type", "c").eq(exp.Literal.string("PRIMARY KEY")),
-            *(_qualified(condition, "k") for condition in located),
-        )
-    )
-    try:
-        key_rows = db.run(keys.sql(dialect=db.dialect))
-    except Exception:  # Snowflake has no key_column_usage: no declared key is read
-        return declared, nullable, set()
-    return declared, nullable, {str(r[0]) for r in key_rows.rows()}
-
-
-def _qualified(condition: exp.Expr, alias: str) -> exp.Expr:
-    qualified = condition.copy()
-    for column in qualified.find_all(exp.Column):
-        column.set("table", exp.to_identifier(alias))
-    return qualified
+    for query in described(db.dialect).primary_key_queries(table):
+        try:
+            keys = db.run(query.sql(dialect=db.dialect))
+        except Exception:  # a view the database does not have: the next query
+            continue
+        named = next((c for c in keys.columns if c.lower() == "column_name"), None)
+        return declared, nullable, set() if named is None else {str(v) for v in keys[named]}
+    return declared, nullable, set()
 
 
 def _not_found(db: Database, table: exp.Table, error: Exception) -> TableNotFoundError:

@@ -21,6 +21,7 @@ import polars as pl
 from sqlglot import exp
 
 from .._engine.naming import check_name
+from .._engine.sql.dialects import described
 from .._writing.literals import literal, string
 from .._writing.names import class_name, identifier, unique_name
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
@@ -55,7 +56,8 @@ def dbt_schemas(
 
     Args:
         manifest: The project's `target/manifest.json` (`dbt parse` writes it).
-        select: Model names or globs (`stg_*`); None selects every model.
+        select: Models in dbt's selector syntax: names, globs (`stg_*`), `tag:`, `path:`,
+            the `+` graph operators, `,` to intersect; None selects every model.
         connection: The warehouse the models are built in (as for `infer_schema`): column
             types are then read from the tables as the sources read them. Without it they
             come from the contract's `data_type`, and a column without one is `dy.Any()`.
@@ -180,9 +182,12 @@ def contract_dtype(data_type: str, adapter: str) -> pl.DataType | None:
                 if isinstance(error, (KeyboardInterrupt, SystemExit)):
                     raise
                 return None
+    reading = described(adapter)
+    built = reading.stored_type(built)
     params = [int(p.name) for p in built.expressions if p.name.isdigit()]
-    precision, scale = [*params, None, None][:2]
-    return polars_dtype(data_type, (data_type, None, None, None, precision, scale), adapter)
+    precision, scale = [*params, None, None][:2] if reading.described_precision else [None] * 2
+    name = built.sql(dialect=adapter)
+    return polars_dtype(name, (name, None, None, None, precision, scale), adapter)
 
 
 class _Translation:

@@ -12,7 +12,12 @@ from sqlglot import exp
 
 from .._checks.asset_keys import AssetKeyLike
 from .._writing.names import class_name
-from ..errors import InvalidSourceError, TableNotFoundError
+from ..errors import (
+    DagsterDataframelyError,
+    InvalidSourceError,
+    SourceReadError,
+    TableNotFoundError,
+)
 from ..sources._names import dialect_name
 from ._asset import asset_table
 from ._columns import InferredColumn, InferredTable
@@ -77,6 +82,7 @@ def infer_schema(
         InvalidSourceError: The table name does not parse in the dialect, or a connection
             that is not DuckDB's comes without `dialect`, or not exactly one of `table` and
             `asset` (with `definitions`) is given.
+        SourceReadError: The database refused the profile query (`profile`).
         UnknownAssetError: `definitions` do not declare `asset` (the message names the
             closest keys they do).
     """
@@ -112,17 +118,20 @@ def _instance() -> dg.DagsterInstance | None:
 
 def _table(db: Database, name: str, *, profile: bool) -> InferredTable:
     table, columns, facts = read_columns(db, name)
+    where = f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}"
     profiles = {}
     if profile:
-        profiles = profile_sql(
-            exp.select(exp.Star()).from_(table), columns, facts, db.dialect, db.run
-        )
-    return InferredTable(
-        name=table.name,
-        where=f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}",
-        columns=columns,
-        profiles=profiles,
-    )
+        rows = exp.select(exp.Star()).from_(table)
+        try:
+            profiles = profile_sql(rows, columns, facts, db.dialect, db.run)
+        except DagsterDataframelyError as error:
+            reason = " ".join(str(error.__cause__ or error).split())[:300]
+            raise SourceReadError(
+                f"Cannot profile {where}: the database refused the profile query ({reason}). "
+                "Infer without profile=True (--profile) for the schema the table declares, "
+                "and report the database's message to dagster-dataframely."
+            ) from error
+    return InferredTable(name=table.name, where=where, columns=columns, profiles=profiles)
 
 
 def _file(path: Path, *, profile: bool) -> InferredTable:

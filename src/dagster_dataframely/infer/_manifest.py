@@ -59,6 +59,10 @@ class DbtModel:
     primary_key: Sequence[str]
     tests: list[DbtTest] = field(default_factory=list)
     tags: frozenset[str] = frozenset()
+    #: The models it selects from (`ref`), by name.
+    parents: frozenset[str] = frozenset()
+    #: Its file in the project (`models/staging/stg_orders.sql`).
+    path: str = ""
 
 
 @dataclass(frozen=True)
@@ -67,27 +71,82 @@ class Manifest:
     models: Mapping[str, DbtModel]
 
     def select(self, names: Sequence[str] | None) -> list[DbtModel]:
-        """The models `names` selects, each a name, a glob such as `stg_*`, or as in dbt's
-        selector syntax `tag:<tag>` (None: all)."""
+        """The models `names` selects (None: all), in dbt's selector syntax: each item (or
+        word of an item) adds models; within one, `a,b` keeps the models both select. A
+        selector is a model name or glob (`stg_*`), `tag:<tag>` or `path:<folder or file>`,
+        with graph operators: `+name` adds its ancestors, `name+` its descendants (`2+name`,
+        `name+1`: that many generations)."""
         if not names:
             return list(self.models.values())
-        chosen: dict[str, DbtModel] = {}
-        for name in names:
-            if name.startswith("tag:"):
-                tag = name.removeprefix("tag:")
-                found = [m for m, model in self.models.items() if tag in model.tags]
-            else:
-                found = fnmatch.filter(self.models, name)
-            if not found:
-                close = difflib.get_close_matches(name, list(self.models), n=3)
-                hint = f" Did you mean {', '.join(close)}?" if close else ""
-                raise UnknownModelError(
-                    f"The dbt manifest has no model {name!r}.{hint} Select one of its "
-                    f"{len(self.models)} models by name (or a glob such as 'stg_*', or "
-                    "'tag:<tag>'); re-run `dbt parse` if the model is new."
-                )
-            chosen |= {model: self.models[model] for model in found}
-        return list(chosen.values())
+        chosen: dict[str, None] = {}
+        for item in (word for name in names for word in name.split()):
+            parts = [self._selected(part) for part in item.split(",")]
+            chosen |= dict.fromkeys(m for m in self.models if all(m in p for p in parts))
+        return [self.models[name] for name in chosen]
+
+    def _selected(self, selector: str) -> set[str]:
+        """The model names of one selector (`+tag:core+`, `orders`, `path:models/staging`)."""
+        graph = _GRAPH.fullmatch(selector)
+        assert graph is not None  # every text matches: the operators are optional
+        up, method, down = graph.group("up"), graph.group("method"), graph.group("down")
+        found = self._method(method)
+        if not found:
+            close = difflib.get_close_matches(method, list(self.models), n=3)
+            hint = f" Did you mean {', '.join(close)}?" if close else ""
+            raise UnknownModelError(
+                f"The dbt manifest has no model {method!r}.{hint} Select one of its "
+                f"{len(self.models)} models by name (or a glob such as 'stg_*', 'tag:<tag>', "
+                "'path:<folder>', with dbt's + operators); re-run `dbt parse` if the model "
+                "is new."
+            )
+        selected = set(found)
+        if up is not None:
+            selected |= self._generations(found, _depth(up.rstrip("+")), upward=True)
+        if down is not None:
+            selected |= self._generations(found, _depth(down.lstrip("+")), upward=False)
+        return selected
+
+    def _method(self, method: str) -> list[str]:
+        if method.startswith("tag:"):
+            tag = method.removeprefix("tag:")
+            return [m for m, model in self.models.items() if tag in model.tags]
+        if method.startswith("path:"):
+            path = method.removeprefix("path:").rstrip("/")
+            return [
+                m
+                for m, model in self.models.items()
+                if model.path == path
+                or model.path.startswith(f"{path}/")
+                or fnmatch.fnmatch(model.path, path)
+            ]
+        return fnmatch.filter(self.models, method)
+
+    def _generations(self, start: list[str], depth: int | None, *, upward: bool) -> set[str]:
+        """The models up to `depth` generations (None: all) above or below `start`."""
+        children: dict[str, set[str]] = {}
+        for name, model in self.models.items():
+            for parent in model.parents:
+                children.setdefault(parent, set()).add(name)
+        found: set[str] = set()
+        frontier, generation = set(start), 0
+        while frontier and (depth is None or generation < depth):
+            generation += 1
+            step = {
+                n
+                for m in frontier
+                for n in (self.models[m].parents if upward else children.get(m, ()))
+            }
+            frontier = step - found - set(start)
+            found |= frontier
+        return found & set(self.models)
+
+
+#: A dbt selector with its optional graph operators: `2+`, the method, `+1`.
+_GRAPH = re.compile(r"(?P<up>\d*\+)?(?P<method>.+?)(?P<down>\+\d*)?")
+
+
+def _depth(digits: str) -> int | None:
+    return int(digits) if digits else None
 
 
 def read_manifest(path: Path) -> Manifest:
@@ -108,8 +167,13 @@ def read_manifest(path: Path) -> Manifest:
             f"v{VERSIONS.start} to v{VERSIONS.stop - 1} ({_WRITERS}). Re-run `dbt parse` with "
             f"{_WRITERS} to write a manifest it reads."
         )
+    names = {
+        node["unique_id"]: node["name"]
+        for node in raw["nodes"].values()
+        if node.get("resource_type") == "model"
+    }
     models = {
-        node["unique_id"]: _model(node)
+        node["unique_id"]: _model(node, names)
         for node in raw["nodes"].values()
         if node.get("resource_type") == "model"
     }
@@ -121,7 +185,7 @@ def read_manifest(path: Path) -> Manifest:
     return Manifest(adapter, {model.name: model for model in models.values()})
 
 
-def _model(node: Mapping[str, Any]) -> DbtModel:
+def _model(node: Mapping[str, Any], names: Mapping[str, str]) -> DbtModel:
     columns = {
         name: DbtColumn(
             name=name,
@@ -145,6 +209,10 @@ def _model(node: Mapping[str, Any]) -> DbtModel:
         primary_key=keyed,
         tests=[],
         tags=frozenset(node.get("tags") or ()),
+        parents=frozenset(
+            names[u] for u in (node.get("depends_on") or {}).get("nodes") or () if u in names
+        ),
+        path=str(node.get("original_file_path") or ""),
     )
 
 

@@ -121,7 +121,8 @@ def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[st
         found.append(("nullable=False", "no nulls"))
     if never_null and not keyed and profile.distinct == profile.rows:
         found.append(("primary_key=True", "unique, never null"))
-    if profile.values is not None and len(profile.values) <= FEW_VALUES:
+    declared = "enum" in column.checks  # the database's own list of values, declared
+    if profile.values is not None and len(profile.values) <= FEW_VALUES and not declared:
         values = _text(list(profile.values))
         found.append(
             (
@@ -135,6 +136,8 @@ def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[st
         found.append(("allow_inf=False", "no infinity"))
     if profile.minimum is not None and profile.minimum >= 0:
         found.append(("min=0", f"values {profile.minimum} to {profile.maximum}"))
+        # A separate line: today's largest value is the weaker assumption of the two.
+        found.append((f"max={_text(profile.maximum)}", f"largest value {profile.maximum}"))
     rows = f"{profile.rows:,} row{'s' if profile.rows > 1 else ''}"
     # One line each, however long: a proposal is copied into the declaration as it is.
     return [f"{INDENT}# proposed ({rows}, {why}): {option}" for option, why in found]

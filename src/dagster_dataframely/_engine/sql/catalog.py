@@ -109,10 +109,7 @@ def duckdb_facts(rows: pl.DataFrame, binary_collation: str | None) -> dict[str, 
 def postgres_catalog(table: exp.Table) -> exp.Select:
     """PostgreSQL: `pg_attribute` of the relation the name resolves to (as the query will
     resolve it, through `regclass`), with each column's type and collation."""
-    relation = exp.cast(
-        exp.Literal.string(table.sql(dialect="postgres")),
-        exp.DataType.build("REGCLASS", dialect="postgres"),
-    )
+    relation = _regclass(table)
     column = exp.column
     return (
         exp.select(
@@ -141,6 +138,34 @@ def postgres_catalog(table: exp.Table) -> exp.Select:
             exp.not_(column("attisdropped", "a")),
         )
         .order_by(column("attnum", "a"))
+    )
+
+
+def postgres_enum_labels(table: exp.Table) -> exp.Select:
+    """PostgreSQL: `column, label` of each enum-typed column of `table`, in the column's
+    order and its type's label order (`pg_enum`)."""
+    column = exp.column
+    return (
+        exp.select(column("attname", "a"), column("enumlabel", "e"))
+        .from_(_pg_catalog("pg_attribute", "a"))
+        .join(
+            _pg_catalog("pg_enum", "e"),
+            on=exp.EQ(this=column("enumtypid", "e"), expression=column("atttypid", "a")),
+        )
+        .where(
+            exp.EQ(this=column("attrelid", "a"), expression=_regclass(table)),
+            exp.GT(this=column("attnum", "a"), expression=exp.Literal.number(0)),
+            exp.not_(column("attisdropped", "a")),
+        )
+        .order_by(column("attnum", "a"), column("enumsortorder", "e"))
+    )
+
+
+def _regclass(table: exp.Table) -> exp.Expr:
+    """The relation `table` names, resolved as a query resolves it."""
+    return exp.cast(
+        exp.Literal.string(table.sql(dialect="postgres")),
+        exp.DataType.build("REGCLASS", dialect="postgres"),
     )
 
 
@@ -196,6 +221,33 @@ def located(table: exp.Table) -> tuple[exp.Expr, exp.Expr]:
             this=exp.column("table_schema"),
             expression=exp.Literal.string(db.name) if db is not None else _current_schema(),
         ),
+    )
+
+
+def information_schema_key(
+    table: exp.Table, usage: exp.Table, constraints: exp.Table
+) -> exp.Select:
+    """`column_name` of each column of `table`'s primary key, from the standard
+    `key_column_usage` (`usage`, aliased `k`) and `table_constraints` (`c`) views."""
+    conditions = [condition.copy() for condition in located(table)]
+    for condition in conditions:
+        for column in condition.find_all(exp.Column):
+            column.set("table", exp.to_identifier("k"))
+    return (
+        exp.select(exp.column("column_name", "k"))
+        .from_(usage)
+        .join(
+            constraints,
+            on=exp.and_(
+                *(
+                    exp.column(part, "k").eq(exp.column(part, "c"))
+                    for part in ("constraint_name", "table_schema", "table_name")
+                )
+            ),
+        )
+        .where(
+            exp.column("constraint_type", "c").eq(exp.Literal.string("PRIMARY KEY")), *conditions
+        )
     )
 
 

@@ -20,6 +20,8 @@ class BigQueryDialect(Dialect):
     title = "BigQuery"
     #: Its client reports legacy names: `INTEGER` and `FLOAT` are 64 bits.
     reported_types: ClassVar[dict[str, str]] = {"INTEGER": "INT64", "FLOAT": "FLOAT64"}
+    #: Its client describes a `NUMERIC` without precision and scale: read as a float.
+    described_precision = False
     #: NaN compares false with every value, itself included (IEEE 754).
     nan_is_largest = False
     float_to_decimal = False

@@ -86,6 +86,19 @@ class Dialect:
         """The facts of `catalog_query`'s rows, by column name."""
         return catalog.duckdb_facts(rows, self.binary_collation)
 
+    def primary_key_queries(self, table: exp.Table) -> list[exp.Expr]:
+        """Queries with a `column_name` column of `table`'s primary key, tried in order
+        until one runs: the standard `information_schema` views."""
+        usage = self.info_schema("key_column_usage", table, "k")
+        constraints = self.info_schema("table_constraints", table, "c")
+        return [catalog.information_schema_key(table, usage, constraints)]
+
+    def enum_labels(self, table: exp.Table) -> exp.Select | None:
+        """A query of `column, label` rows of `table`'s enum-typed columns that a source
+        reads as text, in label order; None where there are none (DuckDB's `ENUM` reaches
+        polars as a `Categorical`)."""
+        return None
+
     #: Session settings a check pins for its own queries, so that no setting of the user's
     #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
     #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.
@@ -120,6 +133,14 @@ class Dialect:
             info = adapters.types.get(type_code) if adapters is not None else None
             return getattr(info, "name", None)
         return str(type_code)
+
+    #: A DB-API description of a `DECIMAL` column carries its precision and scale.
+    described_precision: ClassVar[bool] = True
+
+    def stored_type(self, declared: exp.DataType) -> exp.DataType:
+        """The type a column declared `declared` (in a dbt contract) is stored, and so
+        described, as."""
+        return declared
 
     def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
         """The polars dtype of a described `DECIMAL(precision, scale)` column."""

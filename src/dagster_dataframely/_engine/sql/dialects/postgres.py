@@ -45,6 +45,10 @@ class PostgresDialect(Dialect):
     def column_facts(self, rows: pl.DataFrame) -> dict[str, ColumnFacts]:
         return catalog.postgres_facts(rows, self.binary_collations, self.unlike_types)
 
+    def enum_labels(self, table: exp.Table) -> exp.Select | None:
+        """An enum's values reach polars as text (psycopg reads an unknown type so)."""
+        return catalog.postgres_enum_labels(table)
+
     def current_role(self) -> exp.Expr | None:
         return exp.CurrentUser()
 

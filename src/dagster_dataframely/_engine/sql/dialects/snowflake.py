@@ -100,6 +100,21 @@ class SnowflakeDialect(Dialect):
             return FIELD_ID_TO_NAME.get(type_code) or None
         return super().type_name(type_code, connection)
 
+    def primary_key_queries(self, table: exp.Table) -> list[exp.Expr]:
+        """`SHOW PRIMARY KEYS` first: Snowflake's `information_schema` has no
+        `key_column_usage`."""
+        keys = exp.Show(this="PRIMARY KEYS", scope_kind="TABLE", scope=table.copy())
+        return [keys, *super().primary_key_queries(table)]
+
+    def stored_type(self, declared: exp.DataType) -> exp.DataType:
+        """Every integer type is stored as `NUMBER(38, 0)`, every float type as 64 bits
+        (sqlglot 26 reads Snowflake's `FLOAT` as 32 bits)."""
+        if declared.is_type(*exp.DataType.INTEGER_TYPES):
+            return exp.DataType.build("DECIMAL(38, 0)")
+        if declared.is_type(exp.DataType.Type.FLOAT):
+            return exp.DataType.build("DOUBLE")
+        return declared
+
     def decimal_dtype(self, precision: int | None, scale: int | None) -> pl.DataType:
         """`INT`, `BIGINT`, `SMALLINT` are `NUMBER(38, 0)`: read as `Int64`."""
         if precision is not None and 0 < precision <= 38 and not scale:

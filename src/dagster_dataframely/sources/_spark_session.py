@@ -93,15 +93,15 @@ class SparkCursor:
 
     def fetch_batches(self) -> Iterator[pl.DataFrame]:
         """The result as polars frames of one Arrow batch each, streamed from the JVM in
-        partition order (`spark.sql.execution.arrow.maxRecordsPerBatch` rows a batch), so
+        the order partitions finish (`spark.sql.execution.arrow.maxRecordsPerBatch` rows), so
         the check process holds one batch, not the result: a rule that falls back to polars
         reads a table of any size. A Spark Connect session's result comes whole (`toArrow`).
 
         pyspark has no public way to stream Arrow batches: `toArrow()` collects them into
         one table. This uses the private calls `toArrow()` itself makes
-        (`collectAsArrowToPython`, `_load_from_socket`), in this one place; the
+        (`collectAsArrowToPython`, `_create_local_socket`), in this one place; the
         characterization test `test_a_streamed_result_equals_spark_s_own_arrow_table` pins
-        that each batch is the rows `toArrow()` gives, typed as it types them."""
+        that the batches are the rows `toArrow()` gives, typed as it types them."""
         if not hasattr(self._frame, "_jdf"):  # Spark Connect: no JVM of ours to stream from
             yield self.fetch_frame()
             return
@@ -122,13 +122,15 @@ class SparkCursor:
 
 
 def _streamed(frame: Any) -> Iterator[pl.DataFrame]:
-    """`frame`'s rows batch by batch through pyspark's Arrow socket, each batch cast to the
-    Arrow schema `toArrow()` gives (instants in UTC); Spark's error, if the job fails, is
-    raised after the last batch, as `toArrow()` raises it."""
+    """`frame`'s rows batch by batch from the socket `toArrow()` reads (an Arrow IPC stream,
+    then the batches' order or -1 for a failed job), each cast to the Arrow schema
+    `toArrow()` gives (instants in UTC). Batches come as Spark's partitions finish (rows in a
+    partition in order): pyspark's own reader holds them all to put them in partition order,
+    which a table's rows do not have. A failed job raises Spark's error after its batches."""
     import pyarrow as pa
-    from pyspark.sql.pandas.serializers import ArrowCollectSerializer
+    from pyspark.serializers import read_int
     from pyspark.sql.pandas.types import to_arrow_schema
-    from pyspark.util import _load_from_socket
+    from pyspark.util import _create_local_socket
 
     large = frame.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes") == "true"
     schema = to_arrow_schema(
@@ -138,17 +140,18 @@ def _streamed(frame: Any) -> Iterator[pl.DataFrame]:
         prefers_large_types=large,
     )
     port, secret, server = _tagged(frame._jdf.collectAsArrowToPython)
-    finished = False
+    stream, sock = _create_local_socket((port, secret))
     try:
-        with _load_from_socket((port, secret), ArrowCollectSerializer()) as batches:
-            for batch in batches:
-                rows = pl.from_arrow(pa.Table.from_batches([batch]).cast(schema))
-                assert isinstance(rows, pl.DataFrame)
-                yield rows
-        finished = True
+        for batch in pa.ipc.open_stream(stream):
+            rows = pl.from_arrow(pa.Table.from_batches([batch]).cast(schema))
+            assert isinstance(rows, pl.DataFrame)
+            yield rows
+        for _ in range(max(read_int(stream), 0)):  # the order, which the rows need not keep
+            read_int(stream)
+        _tagged(lambda: _unwrapped(server.getResult))  # a failed job: Spark's error, raised
     finally:
-        if finished:  # a read polars ended early has no error to wait for
-            _tagged(lambda: _unwrapped(server.getResult))
+        stream.close()
+        sock.close()
 
 
 def _unwrapped(call: Callable[[], _T]) -> _T:

@@ -379,6 +379,19 @@ def test_a_streamed_result_equals_spark_s_own_arrow_table(spark: Any) -> None:
     assert pl.concat(batches).sort("id").equals(whole.sort("id"))
 
 
+def test_a_job_that_fails_while_streaming_raises_sparks_error(spark: Any) -> None:
+    cursor = SparkConnection(spark).cursor()
+    cursor.execute(
+        "SELECT CASE WHEN id = 2400 THEN raise_error('row 2400 is broken') ELSE id END AS id "
+        "FROM range(0, 2500, 1, 3)"
+    )
+
+    with pytest.raises(Exception, match="row 2400 is broken") as raised:
+        for _ in cursor.fetch_batches():
+            pass
+    assert "\n" not in raised.value.summary  # type: ignore[attr-defined]
+
+
 _READ_ERROR = "dagster_dataframely.errors.SourceReadError: "
 
 

@@ -142,12 +142,16 @@ def _streamed(frame: Any) -> Iterator[pl.DataFrame]:
     port, secret, server = _tagged(frame._jdf.collectAsArrowToPython)
     stream, sock = _create_local_socket((port, secret))
     try:
-        for batch in pa.ipc.open_stream(stream):
-            rows = pl.from_arrow(pa.Table.from_batches([batch]).cast(schema))
-            assert isinstance(rows, pl.DataFrame)
-            yield rows
-        for _ in range(max(read_int(stream), 0)):  # the order, which the rows need not keep
-            read_int(stream)
+        try:
+            for batch in pa.ipc.open_stream(stream):
+                rows = pl.from_arrow(pa.Table.from_batches([batch]).cast(schema))
+                assert isinstance(rows, pl.DataFrame)
+                yield rows
+            for _ in range(max(read_int(stream), 0)):  # the order, which rows need not keep
+                read_int(stream)
+        except (OSError, pa.ArrowInvalid):  # a job that failed midway cuts the stream short
+            _tagged(lambda: _unwrapped(server.getResult))  # Spark's error, where it has one
+            raise
         _tagged(lambda: _unwrapped(server.getResult))  # a failed job: Spark's error, raised
     finally:
         stream.close()

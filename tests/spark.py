@@ -8,7 +8,6 @@ Java fails the tests that need it with the command that installs it: never a ski
 
 from __future__ import annotations
 
-import logging
 import shutil
 import sys
 import tempfile
@@ -45,8 +44,6 @@ def spark() -> Iterator[Any]:
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("OFF")
-    # pyspark logs every failed query's Java stack trace; the tests read the errors raised.
-    logging.getLogger("SQLQueryContextLogger").setLevel(logging.CRITICAL)
     try:
         yield session
     finally:

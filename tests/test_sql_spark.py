@@ -338,7 +338,7 @@ def test_a_collections_filters_run_in_spark_with_dataframelys_counts(spark: Any)
 
 
 def test_a_missing_table_fails_the_step_naming_the_asset_the_source_and_the_fix(
-    spark: Any,
+    spark: Any, capfd: pytest.CaptureFixture[str]
 ) -> None:
     source = dd.sources.SparkTableSource(table="no_such_table")
 
@@ -348,7 +348,65 @@ def test_a_missing_table_fails_the_step_naming_the_asset_the_source_and_the_fix(
     assert "SourceReadError" in message
     assert "asset payments" in message
     assert "Spark table 'no_such_table' via resource 'spark'" in message
+    assert "[TABLE_OR_VIEW_NOT_FOUND] The table or view `no_such_table` cannot be found" in message
     assert "Check the table's name" in message
+    # Spark's first line, not its analysed plan; no Java stack logged by pyspark on stderr.
+    (raised,) = (line for line in message.splitlines() if line.startswith(_READ_ERROR))
+    assert "UnresolvedRelation" not in raised
+    assert "org.apache.spark" not in capfd.readouterr().err
+
+
+def test_a_streamed_result_equals_spark_s_own_arrow_table(spark: Any) -> None:
+    """Pins the private pyspark calls `SparkCursor.fetch_batches` streams through (those of
+    `toArrow()`): the batches are bounded, and together they are `toArrow()`'s rows, typed
+    as it types them (in the order partitions finish: a table's rows have none)."""
+    query = (
+        "SELECT id, CAST(id AS DECIMAL(12, 2)) AS amount, CAST(id AS STRING) AS text, "
+        "TIMESTAMP '2024-03-10 12:00:00' + make_interval(0, 0, 0, 0, 0, 0, id) AS instant, "
+        "TIMESTAMP_NTZ '2024-03-10 12:00:00' AS wall FROM range(0, 2500, 1, 3)"
+    )
+    spark.conf.set("spark.sql.execution.arrow.maxRecordsPerBatch", "1000")
+    try:
+        cursor = SparkConnection(spark).cursor()
+        cursor.execute(query)
+        batches = list(cursor.fetch_batches())
+    finally:
+        spark.conf.unset("spark.sql.execution.arrow.maxRecordsPerBatch")
+    whole = pl.from_arrow(spark.sql(query).toArrow())
+
+    assert len(batches) >= 3
+    assert max(batch.height for batch in batches) <= 1000
+    assert pl.concat(batches).sort("id").equals(whole.sort("id"))
+
+
+def test_a_job_that_fails_while_streaming_raises_sparks_error(spark: Any) -> None:
+    cursor = SparkConnection(spark).cursor()
+    cursor.execute(
+        "SELECT CASE WHEN id = 2400 THEN raise_error('row 2400 is broken') ELSE id END AS id "
+        "FROM range(0, 2500, 1, 3)"
+    )
+
+    with pytest.raises(Exception, match="row 2400 is broken") as raised:
+        for _ in cursor.fetch_batches():
+            pass
+    assert "\n" not in raised.value.summary  # type: ignore[attr-defined]
+
+
+_READ_ERROR = "dagster_dataframely.errors.SourceReadError: "
+
+
+def test_pysparks_query_log_is_silenced_only_while_the_check_queries(spark: Any) -> None:
+    from pyspark.logger import PySparkLogger
+
+    logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    cursor = SparkConnection(spark).cursor()
+    with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND") as raised:
+        cursor.execute("SELECT * FROM no_such_table")
+
+    assert raised.value.sqlstate == "42P01"  # type: ignore[attr-defined]
+    assert raised.value.summary.startswith("[TABLE_OR_VIEW_NOT_FOUND]")  # type: ignore[attr-defined]
+    assert "\n" not in raised.value.summary  # type: ignore[attr-defined]
+    assert logger.disabled is False  # the user's logging of their own queries is theirs
 
 
 def test_a_resource_that_is_no_session_is_named(spark: Any) -> None:
@@ -365,8 +423,8 @@ def test_a_table_and_a_path_together_are_refused() -> None:
         dd.sources.SparkTableSource(table="payments", path="/lake/payments")
 
 
-#: A check of table `rows` whose resource is the session SESSION defines, run in a process
-#: of its own: it prints the failed step's error chain.
+#: A check of SOURCE (table `rows` unless replaced) whose resource is the session SESSION
+#: defines, run in a process of its own: it prints the failed step's error chain.
 _CHECK = """
 import dagster as dg, dataframely as dy
 import dagster_dataframely as dd
@@ -376,7 +434,7 @@ class Rows(dy.Schema):
     id = dy.Int64()
 
 SESSION
-checks = dd.schema_checks(Rows, asset="rows", source=dd.sources.SparkTableSource(table="rows"))
+checks = dd.schema_checks(Rows, asset="rows", source=SOURCE)
 result = dg.materialize(
     [dg.AssetSpec("rows"), checks], resources={"spark": session},
     selection=dg.AssetSelection.all_asset_checks(), raise_on_error=False,
@@ -389,27 +447,72 @@ _STARTED = """
 def session():
     return SparkSession.builder.master("local[1]").getOrCreate()
 """
-#: A session stopped before the check.
-_STOPPED = """
+#: A local session as a user starts one, quiet.
+_LOCAL = """
 session = SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
 session = session.getOrCreate()
 session.sparkContext.setLogLevel("OFF")
-session.stop()
 """
 
 
-def _step_failure(script: str, **env: str) -> str:
-    """The failed check step's error chain of `_CHECK` with the session `script` defines,
-    run in a process of its own (its own JVM, or none) with `env` over this environment."""
+#: A session stopped before the check.
+_STOPPED = _LOCAL + "session.stop()\n"
+
+
+def _step_failure(
+    script: str,
+    *,
+    source: str = 'dd.sources.SparkTableSource(table="rows")',
+    error: str = "SourceConnectionError",
+    command: tuple[str, ...] = (),
+    quiet: bool = False,
+    **env: str,
+) -> str:
+    """The failed check step's error chain of `_CHECK` with the session `script` defines and
+    `source`, run in a process of its own (its own JVM, or none; `command` before it) with
+    `env` over this environment; the step failed with `error` (`quiet`: and pyspark logged
+    no Java stack trace on stderr)."""
+    code = _CHECK.replace("SESSION", script).replace("SOURCE", source)
     done = subprocess.run(
-        [sys.executable, "-c", _CHECK.replace("SESSION", script)],
+        [*command, sys.executable, "-c", code],
         env={**os.environ, **env},
         capture_output=True,
         text=True,
         timeout=300,
     )
-    assert "SourceConnectionError" in done.stdout, done.stderr[-2000:]
+    assert error in done.stdout, done.stdout[-2000:] + done.stderr[-2000:]
+    assert not quiet or "org.apache.spark" not in done.stderr
     return done.stdout
+
+
+#: As root, a file's permissions bind only a process without the capabilities that override
+#: them: the check runs without them, as a user the storage refuses would.
+_NO_OVERRIDE = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search")
+
+
+def test_a_path_the_session_may_not_read_names_the_missing_grant(
+    spark: Any, tmp_path: Path
+) -> None:
+    path = tmp_path / "rows"
+    spark.range(3).write.parquet(str(path))
+    path.chmod(0)
+    try:
+        failure = _step_failure(
+            _LOCAL,
+            source=f"dd.sources.SparkTableSource(path={str(path)!r})",
+            error="SourceReadError",
+            command=_NO_OVERRIDE if os.geteuid() == 0 else (),
+            quiet=True,
+        )
+    finally:
+        path.chmod(0o755)
+
+    assert "Could not check asset rows in Spark parquet path" in failure
+    assert "AccessDeniedException" in failure
+    assert "Give the user the Spark session runs as read access to" in failure
+    (raised,) = (line for line in failure.splitlines() if line.startswith(_READ_ERROR))
+    assert "AccessDeniedException" in raised
+    assert "at org.apache" not in raised  # Spark's summary, not its Java stack
 
 
 def test_a_session_that_cannot_start_without_java_names_the_fix(tmp_path: Path) -> None:

@@ -6,7 +6,7 @@ the role where the driver tells it, and the fix that fits what failed.
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
 from typing import Any
 
@@ -98,9 +98,12 @@ def query_error(
     table: str,
     role: str | None,
     dialect: str,
+    fixes: Mapping[str, str] | None = None,
 ) -> SourceReadError | RuleEvaluationError:
     """The error of a query that failed: a rule query (`rules`) whose table was read fails
-    evaluating the rule; any query the database refuses for its table fails reading it."""
+    evaluating the rule; any query the database refuses for its table fails reading it.
+    `fixes` (SQLSTATE -> fix) are the source's own, over the ones here."""
+    known = {**_READ_FIXES, **(fixes or {})}
     state = str(getattr(error, "sqlstate", None) or getattr(error, "pgcode", None) or "")
     detail = f"{type(error).__name__}: {_text(error)} (query: {logged(sql)})"
     as_role = f" as role {role}" if role else ""
@@ -110,7 +113,7 @@ def query_error(
             f"{source}{as_role}: {detail}. Nothing was checked. Check that the server is "
             "running and reachable, then run the check again."
         )
-    if rules and not _read_failure(error, state):
+    if rules and not _read_failure(error, state, known):
         return RuleEvaluationError(
             f"Could not evaluate the rules of asset {asset} in {source}: {dialect} read table "
             f"{table}{as_role} but failed computing the rules pushed down to it: {detail}. A "
@@ -120,20 +123,22 @@ def query_error(
             "check the table in polars (DuckDBTableSource(pushdown=False), or a function "
             "source that reads it)."
         )
-    fix = _READ_FIXES.get(state, _READ_FIX).format(table=table, role=role or "the resource's role")
+    fix = known.get(state, _READ_FIX).format(table=table, role=role or "the resource's role")
     return SourceReadError(
         f"Could not check asset {asset} in {source}{as_role}: the database refused to read "
         f"table {table}: {detail}. {fix}"
     )
 
 
-def _read_failure(error: Exception, state: str) -> bool:
+def _read_failure(error: Exception, state: str, known: Mapping[str, str]) -> bool:
     """Whether the database refused the table itself (missing, not granted, too slow)."""
     if state:
-        return state in _READ_FIXES
+        return state in known
     duckdb = sys.modules.get("duckdb")
     return duckdb is not None and type(error).__name__ in _DUCKDB_READ
 
 
 def _text(error: Exception) -> str:
-    return " ".join(str(error).split())
+    """The error's message on one line: its driver's `summary` of it where it gives one (a
+    Spark error's first line, not its plan or Java stack)."""
+    return " ".join(str(getattr(error, "summary", None) or error).split())

@@ -8,6 +8,7 @@ session settings and errors.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from typing import Any, ClassVar, Literal
@@ -37,6 +38,12 @@ class SparkTableSource(SQLTableSource):
         "local session needs a Java runtime (JAVA_HOME, or java on PATH), a cluster's must be "
         "reachable, and a stopped session runs no query (give one that is not stopped)."
     )
+    read_fixes: ClassVar[Mapping[str, str]] = {
+        "42501": "Give the user the Spark session runs as read access to {table}: to its "
+        "folder and files (file-system permissions; for cloud storage, the credential or "
+        "role the cluster reads it with), or for a catalog table SELECT on it.",
+        "42K03": "Check the path (path=): the Spark session finds no files at {table}.",
+    }
 
     def __post_init__(self) -> None:
         if self.path is not None:

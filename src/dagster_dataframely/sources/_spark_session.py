@@ -4,13 +4,16 @@ catalog facts, pushdown, errors) runs the checks' SQL through Spark unchanged.
 Spark runs a query when its rows are asked for; they come back as Arrow (`toArrow()`, the
 whole result at once), so an instant stays an instant and a decimal keeps its scale (Python
 rows would turn a `TIMESTAMP` into the local clock of the driver). A failure carries Spark's
-SQLSTATE (`42P01` for a missing table) as `sqlstate`, as the other drivers' errors do.
+SQLSTATE (`42P01` for a missing table) as `sqlstate`, as the other drivers' errors do, and the
+line of Spark's message that names the problem as `summary` (not its analysed plan or Java
+stack). pyspark's own log of a failed query (the whole Java stack trace as one JSON line on
+stderr) is silenced while the check's queries run, and put back as it was after each.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from typing import Any, TypeVar
 
 import polars as pl
@@ -40,7 +43,7 @@ def spark_connection(resource: Any) -> Iterator[SparkConnection]:
     stopped session fails here, as a connection that cannot open); the session is the
     user's, never stopped."""
     session = session_of(resource)
-    session.sql("SELECT 1")
+    _tagged(lambda: session.sql("SELECT 1"))
     yield SparkConnection(session)
 
 
@@ -88,6 +91,22 @@ class SparkCursor:
         self._offset = rows.height
         return rest
 
+    def fetch_batches(self) -> Iterator[pl.DataFrame]:
+        """The result as polars frames of one Arrow batch each, streamed from the JVM in
+        the order partitions finish (`spark.sql.execution.arrow.maxRecordsPerBatch` rows), so
+        the check process holds one batch, not the result: a rule that falls back to polars
+        reads a table of any size. A Spark Connect session's result comes whole (`toArrow`).
+
+        pyspark has no public way to stream Arrow batches: `toArrow()` collects them into
+        one table. This uses the private calls `toArrow()` itself makes
+        (`collectAsArrowToPython`, `_create_local_socket`), in this one place; the
+        characterization test `test_a_streamed_result_equals_spark_s_own_arrow_table` pins
+        that the batches are the rows `toArrow()` gives, typed as it types them."""
+        if not hasattr(self._frame, "_jdf"):  # Spark Connect: no JVM of ours to stream from
+            yield self.fetch_frame()
+            return
+        yield from _streamed(self._frame)
+
     def fetchall(self) -> list[tuple[Any, ...]]:
         return self.fetch_frame().rows()
 
@@ -102,25 +121,133 @@ class SparkCursor:
         return self._rows
 
 
+def _streamed(frame: Any) -> Iterator[pl.DataFrame]:
+    """`frame`'s rows batch by batch from the socket `toArrow()` reads (an Arrow IPC stream,
+    then the batches' order or -1 for a failed job), each cast to the Arrow schema
+    `toArrow()` gives (instants in UTC). Batches come as Spark's partitions finish (rows in a
+    partition in order): pyspark's own reader holds them all to put them in partition order,
+    which a table's rows do not have. A failed job raises Spark's error after its batches."""
+    import pyarrow as pa
+    from pyspark.serializers import read_int
+    from pyspark.sql.pandas.types import to_arrow_schema
+    from pyspark.util import _create_local_socket
+
+    large = frame.sparkSession.conf.get("spark.sql.execution.arrow.useLargeVarTypes") == "true"
+    schema = to_arrow_schema(
+        frame.schema,
+        error_on_duplicated_field_names_in_struct=True,
+        timezone="UTC",
+        prefers_large_types=large,
+    )
+    port, secret, server = _tagged(frame._jdf.collectAsArrowToPython)
+    stream, sock = _create_local_socket((port, secret))
+    try:
+        try:
+            for batch in pa.ipc.open_stream(stream):
+                rows = pl.from_arrow(pa.Table.from_batches([batch]).cast(schema))
+                assert isinstance(rows, pl.DataFrame)
+                yield rows
+            for _ in range(max(read_int(stream), 0)):  # the order, which rows need not keep
+                read_int(stream)
+        except (OSError, pa.ArrowInvalid):  # a job that failed midway cuts the stream short
+            _tagged(lambda: _unwrapped(server.getResult))  # Spark's error, where it has one
+            raise
+        _tagged(lambda: _unwrapped(server.getResult))  # a failed job: Spark's error, raised
+    finally:
+        stream.close()
+        sock.close()
+
+
+def _unwrapped(call: Callable[[], _T]) -> _T:
+    """`call()`, a Java error raised as pyspark's own (with its condition and state)."""
+    from pyspark.errors.exceptions.captured import unwrap_spark_exception
+
+    with unwrap_spark_exception():
+        return call()
+
+
 #: SQLSTATE "connection does not exist": the session's JVM went away during the check.
 _GONE = "08003"
+#: SQLSTATE "insufficient privilege": the storage refused the session's user the files.
+_DENIED = "42501"
+#: The Java exceptions of a file the storage refuses to the session's user.
+_DENIALS = ("AccessDeniedException", "AccessControlException")
+#: pyspark's logger of a failed SQL query (`PySparkException._log_exception`).
+_QUERY_LOGGER = "SQLQueryContextLogger"
 
 
 def _tagged(call: Callable[[], _T]) -> _T:
-    """`call()`, its Spark error given the `sqlstate` attribute the sources read: Spark's
-    own, or `08003` where the JVM is gone, so the check fails as a lost connection."""
+    """`call()` with pyspark's log of a failed query silenced; its Spark error given the
+    `sqlstate` and `summary` attributes the sources read: Spark's own state, `08003` where
+    the JVM is gone (the check fails as a lost connection), `42501` where the storage refused
+    the files."""
     try:
-        return call()
+        with _quiet():
+            return call()
     except Exception as error:
-        if getattr(error, "sqlstate", None) is None:
-            with suppress(Exception):  # a PySpark error without a condition has no state
-                error.sqlstate = _state(error)  # type: ignore[attr-defined]
+        cause = _root_cause(error)
+        with suppress(Exception):  # a PySpark error without a condition has no state
+            if getattr(error, "sqlstate", None) is None:
+                error.sqlstate = _state(error, cause)  # type: ignore[attr-defined]
+            error.summary = _summary(error, cause)  # type: ignore[attr-defined]
         raise
 
 
-def _state(error: Exception) -> str | None:
+def _quiet() -> AbstractContextManager[None]:
+    """pyspark's query logger disabled inside the context, as it was after it (a user's
+    own logging of other queries is untouched)."""
+    try:
+        from pyspark.logger import PySparkLogger
+    except ImportError:  # a pyspark without its structured logger logs nothing of its own
+        return nullcontext()
+    return _disabled(PySparkLogger.getLogger(_QUERY_LOGGER))
+
+
+@contextmanager
+def _disabled(logger: Any) -> Iterator[None]:
+    was = logger.disabled
+    logger.disabled = True
+    try:
+        yield
+    finally:
+        logger.disabled = was
+
+
+def _state(error: Exception, cause: str | None) -> str | None:
     state = getattr(error, "getSqlState", None)
     found = state() if callable(state) else None
+    if cause is not None and cause.split(":", 1)[0].rsplit(".", 1)[-1] in _DENIALS:
+        return _DENIED  # Spark's own state for it (58030) says only "an I/O error"
     if found:
         return str(found)
     return _GONE if type(error).__name__ == "Py4JNetworkError" else None
+
+
+def _root_cause(error: Exception) -> str | None:
+    """`Class: message` of the innermost Java exception behind `error` (the one that says
+    what the storage refused), where it is another than Spark's own; None without one."""
+    java = getattr(error, "_origin", None) or getattr(error, "java_exception", None)
+    if java is None:
+        return None
+    try:
+        outer, inner = java, java.getCause()
+        while inner is not None:
+            outer, inner = inner, inner.getCause()
+        if outer is java and type(error).__name__ != "Py4JJavaError":
+            return None
+        return f"{outer.getClass().getName()}: {_first_line(str(outer.getMessage()))}"
+    except Exception:  # a gateway that is gone answers nothing
+        return None
+
+
+def _summary(error: Exception, cause: str | None) -> str:
+    """The first line of Spark's message (it names the problem; the lines after it are the
+    analysed plan, the query's context or the Java stack), with the root cause it hides."""
+    if type(error).__name__ == "Py4JJavaError" and cause:  # "An error occurred while calling"
+        return cause
+    first = _first_line(str(error))
+    return f"{first} (caused by {cause})" if cause else first
+
+
+def _first_line(text: str) -> str:
+    return text.strip().split("\n", 1)[0].strip()

@@ -95,6 +95,9 @@ class SQLTableSource(Source):
 
     #: What to check when the connection cannot be opened.
     connection_fix: ClassVar[str] = CONNECTION_FIX
+    #: The source's own fixes of a table the database refuses (SQLSTATE -> fix, `{table}`
+    #: and `{role}` filled in), over the ones every database shares (`_failures`).
+    read_fixes: ClassVar[Mapping[str, str]] = {}
 
     @contextmanager
     def open(
@@ -307,6 +310,7 @@ class _Database:
             table=str(self.source.table),
             role=role_of(self.connection),
             dialect=dialect_name(self.source.dialect),
+            fixes=self.source.read_fixes,
         )
 
     def run(self, sql: str) -> pl.DataFrame:
@@ -359,6 +363,12 @@ class _Database:
             query: str, wanted: dict[str, Any], predicate: pl.Expr | None, size: int
         ) -> Generator[pl.DataFrame]:
             with self.cursor(query, streaming=True) as cursor:
+                fetch_batches = getattr(cursor, "fetch_batches", None)  # Arrow, streamed
+                if fetch_batches is not None:
+                    for rows in fetch_batches():
+                        for batch_rows in rows.cast(wanted).iter_slices(size):
+                            yield batch_rows if predicate is None else batch_rows.filter(predicate)
+                    return
                 fetch_frame = getattr(cursor, "fetch_frame", None)  # Arrow, not Python rows
                 if fetch_frame is not None:
                     rows = fetch_frame().cast(wanted)

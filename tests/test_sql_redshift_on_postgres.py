@@ -213,6 +213,8 @@ def test_failing_rows_of_a_redshift_table_are_kept_in_files(
         jobs=[job],
         resources={"warehouse": PostgresResource(conninfo=server.conninfo)},
     )
+    with server.connect() as connection:  # another test may have kept PostgreSQL's there
+        connection.execute("DROP TABLE IF EXISTS finance.payments__dy_failures")
     defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
 
     (kept,) = tmp_path.rglob("*.parquet")

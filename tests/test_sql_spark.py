@@ -143,6 +143,7 @@ def test_databricks_sql_runs_on_a_local_spark_with_dataframelys_counts(
 
 def test_a_parquet_path_is_checked_by_its_daily_partition(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "payments")
+    spark_view(spark, "everything_rows", EVERYTHING)  # not left to an earlier test
     spark.table("everything_rows").write.mode("overwrite").parquet(path)
     days = dg.DailyPartitionsDefinition(start_date="2019-12-31")
 

@@ -22,7 +22,7 @@ from sqlglot import exp
 from ..catalogue import Rule
 from ..evaluate import Evaluation, _explaining
 from .backend import SQLTable, compile_rules
-from .plans import Relation, equal
+from .plans import Relation, equal, keys_equal
 from .repeated import LISTED_ROWS, held, listed
 from .staging import Session
 
@@ -98,7 +98,7 @@ def _unrepeated(
         return exp.Coalesce(
             this=exp.not_(exp.paren(held(columns, keys_listed))), expressions=[exp.true()]
         )
-    same = _same_key(keys, _REPEATED, _MEMBER, table.dialect.same)
+    same = keys_equal(_REPEATED, _MEMBER, keys, table.dialect.same)
     repeated = exp.select(exp.Literal.number(1)).from_(table.repeated(keys).subquery(_REPEATED))
     return exp.not_(exp.Exists(this=repeated.where(same)))
 
@@ -286,21 +286,6 @@ def _joined(
     for rule, alias in pairs:
         keys = matches[rule.name].joined(key, alias)
         if keys is not None:
-            on = _same_key(key, alias, _ROW, equal)
+            on = keys_equal(alias, _ROW, key, equal)
             select = select.join(keys, on=on, join_type="left")
     return select
-
-
-def _same_key(
-    keys: Sequence[str], left: str, right: str, equal: Callable[[exp.Expr, exp.Expr], exp.Expr]
-) -> exp.Expr:
-    """Each of `keys` of `left` is `equal` to its column in `right`."""
-    return exp.and_(
-        *(
-            equal(
-                exp.column(name, table=left, quoted=True),
-                exp.column(name, table=right, quoted=True),
-            )
-            for name in keys
-        )
-    )

@@ -165,14 +165,8 @@ class _Reader:
         right_on = [_column_name(e) for e in condition["Equi"]["right_on"]]
         nulls_equal = bool(args.get("nulls_equal", args.get("join_nulls", False)))
         la, ra = self.alias(), self.alias()
-        on = exp.and_(
-            *(
-                (self.dialect.same if nulls_equal else equal)(
-                    exp.column(lk, table=la, quoted=True), exp.column(rk, table=ra, quoted=True)
-                )
-                for lk, rk in zip(left_on, right_on, strict=True)
-            )
-        )
+        same = self.dialect.same if nulls_equal else equal
+        on = keys_equal(la, ra, left_on, same, right_keys=right_on)
         if how in ("Semi", "Anti"):
             inner = exp.select(exp.Literal.number(1)).from_(right.select.subquery(ra)).where(on)
             exists: exp.Expr = exp.Exists(this=inner)
@@ -212,3 +206,21 @@ def _column_name(tree: Any) -> str:
 def equal(left: exp.Expr, right: exp.Expr) -> exp.Expr:
     """`left = right`: a null joins nothing."""
     return exp.EQ(this=left, expression=right)
+
+
+def keys_equal(
+    left: str,
+    right: str,
+    keys: Sequence[str],
+    equal: Callable[[exp.Expr, exp.Expr], exp.Expr],
+    *,
+    right_keys: Sequence[str] | None = None,
+) -> exp.Expr:
+    """A join's condition: each of `keys` of the relation aliased `left` is `equal` to its
+    column in the one aliased `right` (named the same, or as `right_keys` name them)."""
+    return exp.and_(
+        *(
+            equal(exp.column(lk, table=left, quoted=True), exp.column(rk, table=right, quoted=True))
+            for lk, rk in zip(keys, keys if right_keys is None else right_keys, strict=True)
+        )
+    )

@@ -20,6 +20,7 @@ from sqlglot import exp
 
 from ..catalogue import Rule
 from .literals import literal
+from .plans import keys_equal
 
 if TYPE_CHECKING:
     from .dialects import Dialect
@@ -257,15 +258,7 @@ class KeyQueries:
             .order_by(*(exp.column(key, quoted=True) for key in keys))
             .limit(limit)
         )
-        same_key = exp.and_(
-            *(
-                self.dialect.same(
-                    exp.column(key, table=TABLE, quoted=True),
-                    exp.column(key, table=_KEYS, quoted=True),
-                )
-                for key in keys
-            )
-        )
+        same_key = keys_equal(TABLE, _KEYS, keys, self.dialect.same)
         return (
             exp.select(*columns)
             .from_(self.rows())

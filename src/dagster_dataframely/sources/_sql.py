@@ -10,7 +10,7 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -360,20 +360,14 @@ class _Database:
         schema = self.dtypes(projected(rows, None, self.source.dialect, limit=0))
 
         def fetched(
-            query: str, wanted: dict[str, Any], predicate: pl.Expr | None, size: int
+            query: str, wanted: pl.Schema, predicate: pl.Expr | None, size: int
         ) -> Generator[pl.DataFrame]:
             with self.cursor(query, streaming=True) as cursor:
-                fetch_batches = getattr(cursor, "fetch_batches", None)  # Arrow, streamed
-                if fetch_batches is not None:
-                    for rows in fetch_batches():
+                arrow = _arrow_frames(cursor)
+                if arrow is not None:
+                    for rows in arrow:
                         for batch_rows in rows.cast(wanted).iter_slices(size):
                             yield batch_rows if predicate is None else batch_rows.filter(predicate)
-                    return
-                fetch_frame = getattr(cursor, "fetch_frame", None)  # Arrow, not Python rows
-                if fetch_frame is not None:
-                    rows = fetch_frame().cast(wanted)
-                    for batch_rows in rows.iter_slices(size):
-                        yield batch_rows if predicate is None else batch_rows.filter(predicate)
                     return
                 while batch := cursor.fetchmany(size):
                     frame = pl.DataFrame(batch, schema=wanted, orient="row", strict=False)
@@ -387,9 +381,21 @@ class _Database:
         ) -> Iterator[pl.DataFrame]:
             query = projected(rows, with_columns, self.source.dialect, limit=n_rows)
             names = with_columns or list(schema)
-            wanted = {name: schema[name] for name in names}
+            wanted = pl.Schema({name: schema[name] for name in names})
             self.log(f"Read from {self.source.dialect}: {logged(query)}")
             read = fetched(query, wanted, predicate, batch_size or _BATCH_ROWS)
             yield from self.reads.batches(read)
 
         return register_io_source(batches, schema=schema, is_pure=True)
+
+
+def _arrow_frames(cursor: Any) -> Iterable[pl.DataFrame] | None:
+    """A cursor's result as polars frames read from Arrow, not Python rows: streamed batch
+    by batch where it can (`fetch_batches`), else whole (`fetch_frame`); None for a plain
+    DB-API cursor."""
+    fetch_batches = getattr(cursor, "fetch_batches", None)
+    if fetch_batches is not None:
+        batches: Iterable[pl.DataFrame] = fetch_batches()
+        return batches
+    fetch_frame = getattr(cursor, "fetch_frame", None)
+    return None if fetch_frame is None else [fetch_frame()]

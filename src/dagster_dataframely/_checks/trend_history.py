@@ -62,7 +62,7 @@ def required_history(
             "or check that makes the call); under direct invocation, call the asset with "
             "dg.build_asset_context(instance=...)."
         )
-    if not isinstance(context, _CONTEXTS):
+    if not isinstance(context, RunContext):
         raise InvalidSettingError(
             f"{by} for asset {key.to_user_string()} got context={type(context).__name__}: it "
             "reads the trend's history from the instance and partition of the run, so it takes "
@@ -70,6 +70,3 @@ def required_history(
             "an instance or another value."
         )
     return trend_history(context, key, trends)
-
-
-_CONTEXTS = (dg.AssetExecutionContext, dg.OpExecutionContext, dg.AssetCheckExecutionContext)

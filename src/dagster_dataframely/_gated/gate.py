@@ -39,8 +39,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from typing import Any, TypeAlias
 
@@ -48,9 +47,9 @@ import dagster as dg
 import polars as pl
 
 from .._checks.asset_keys import parse_asset_key
-from .._checks.metadata import COLUMN_SCHEMA_KEY, table_schema, written_schema
+from .._checks.metadata import table_schema
 from .._checks.results import column_schema_results, results
-from .._checks.specs import Check, plan
+from .._checks.specs import plan
 from .._checks.table_results import failed_at_error, skipped_table_results, table_results
 from .._checks.trend_history import RunContext, required_history
 from .._checks.trend_results import TrendHistory, skipped_trend_result, trend_results
@@ -65,8 +64,9 @@ from .._engine.trends import Trends
 from ..errors import NoValidRowsError, ValidationAbortError
 from .breaker import refuse_without_quarantine, trip_message, tripped
 from .messages import abort_message, joined, no_valid_rows_message
+from .outcome import ABORTED, STOPPED, UNWRITTEN, WRITTEN, Description, Fate
 from .quarantine import QuarantineStep, QuarantineWriter, flagged_quarantine, writing
-from .split import Split, by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
+from .split import by_rules, kept_by_flags, split_eagerly, split_lazily, written_statistics
 from .table_stop import HALTED, stop_message
 
 #: What an asset body built on `validation_results` yields.
@@ -178,7 +178,7 @@ def gated_results(
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
     )
-    description = _Description(
+    description = Description(
         table_schema(dy_schema),
         resolve("statistics", statistics),
         resolve("row_sample", row_sample),
@@ -222,13 +222,13 @@ def gated_results(
     )
     blocked = {r.name: evaluation.failed[r.name] for r in failing if r.severity == "error"}
 
-    def told(fate: _Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
+    def told(fate: Fate, severity: dg.AssetCheckSeverity | None = None) -> AssetYield:
         yield from fate.told(checks(severity=severity), planned, evaluation)
         yield from judged
 
     if (blocked or stopped) and quarantine is None:
-        fate = _ABORTED if blocked else HALTED
-        yield from told(_Fate(error=fate, warn=fate))
+        fate = ABORTED if blocked else HALTED
+        yield from told(Fate(error=fate, warn=fate))
         aborted = abort_message(dy_schema, key, blocked) if blocked else ""
         raise ValidationAbortError(
             joined(aborted, stop_message(key, stopped, quarantine=None)), counts=blocked
@@ -240,14 +240,14 @@ def gated_results(
     )
     if quarantine is None:
         yield described.materialization(key, split)
-        yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
+        yield from told(Fate(error=WRITTEN, warn=WRITTEN))
         return
 
     try:
         address = yield from quarantine(flagged_quarantine(dy_schema, split.invalid, catalogue))
     except Exception:
         # the rules were evaluated: report them before the run fails
-        yield from told(_Fate(error=_UNWRITTEN, warn=_UNWRITTEN))
+        yield from told(Fate(error=UNWRITTEN, warn=UNWRITTEN))
         raise
     quarantined: dict[str, Any] = {
         "dy_quarantine": address,
@@ -258,7 +258,7 @@ def gated_results(
     if broken or stopped:  # the circuit breaker, a table check: no part of the table is written
         why = "rules above their tolerance" if broken else "a table check failed at ERROR"
         words = f"{held_back}; the table was not written ({why})"
-        yield from told(_Fate(error=words, warn=_STOPPED if broken else HALTED, quarantine=address))
+        yield from told(Fate(error=words, warn=STOPPED if broken else HALTED, quarantine=address))
         count = evaluation.row_count
         trip = trip_message(dy_schema.__name__, key, broken, catalogue, count, address)
         raise ValidationAbortError(
@@ -268,13 +268,13 @@ def gated_results(
         )
     if not split.invalid_rows:
         yield described.materialization(key, split, quarantined)
-        yield from told(_Fate(error=_WRITTEN, warn=_WRITTEN))
+        yield from told(Fate(error=WRITTEN, warn=WRITTEN))
         return
     quarantined["invalid_by_rules"] = table(by_rules(split.combinations, failing))
     if not split.written_rows:
         # every row broke an "error" rule, so the rows of the "warn" rules are held back too
         everything = f"{held_back}; the table was not written (no valid rows)"
-        yield from told(_Fate(error=everything, warn=everything, quarantine=address, all=True))
+        yield from told(Fate(error=everything, warn=everything, quarantine=address, all=True))
         raise NoValidRowsError(
             no_valid_rows_message(dy_schema, key, split.invalid_rows, blocked, address),
             counts=blocked,
@@ -282,7 +282,7 @@ def gated_results(
         )
     yield described.materialization(key, split, quarantined)
     # the error rows went to the quarantine and the table is clean: their checks warn
-    yield from told(_Fate(error=held_back, warn=_WRITTEN, quarantine=address), severity=_WARN)
+    yield from told(Fate(error=held_back, warn=WRITTEN, quarantine=address), severity=_WARN)
 
 
 def skipped_results(
@@ -317,87 +317,3 @@ def skipped_results(
         yield result.with_metadata({**result.metadata, "dy_skipped": reason})
     yield from skipped_table_results(table_checks, asset_key=asset_key, reason=reason)
     yield from skipped_trend_result(trends, asset_key=asset_key, reason=reason)
-
-
-# ------------------------------------- metadata ------------------------------------- #
-
-_WRITTEN = "written to the table"
-_ABORTED = 'not written: rows failed "error" rules, so the run wrote nothing and failed'
-_STOPPED = "not written: rules failed above their tolerance, so the table was not written"
-_UNWRITTEN = "not written: writing the quarantine failed, so the table was not written either"
-
-
-@dataclass(frozen=True)
-class _Fate:
-    """What a run did with the rows that failed its rules, per rule severity: each failing
-    check says so in words (`dy_failed_rows`), and the checks whose rows went to the
-    quarantine, only those, carry its address (`dy_quarantine`)."""
-
-    error: str
-    warn: str
-    quarantine: str | None = None
-    #: the rows of "warn" rules were quarantined too (every row broke an "error" rule)
-    all: bool = False
-
-    def told(
-        self,
-        results: Iterator[dg.AssetCheckResult],
-        checks: Sequence[Check],
-        evaluation: Evaluation,
-    ) -> Iterator[dg.AssetCheckResult]:
-        by_name = {check.name: check for check in checks}
-        for result in results:
-            check = by_name.get(result.check_name or "")
-            if result.passed or check is None:
-                yield result
-                continue
-            failing = {r.severity for r in check.rules if evaluation.failed[r.name]}
-            words = {self.error if severity == "error" else self.warn for severity in failing}
-            metadata: dict[str, Any] = dict(result.metadata)
-            metadata["dy_failed_rows"] = (
-                words.pop()
-                if len(words) == 1
-                else f'rows of its "error" rules: {self.error}; of its "warn" rules: {self.warn}'
-            )
-            if self.quarantine is not None and ("error" in failing or self.all):
-                metadata["dy_quarantine"] = self.quarantine
-            yield result.with_metadata(metadata)
-
-
-@dataclass(frozen=True)
-class _Description:
-    """What the table's materialization says about the rows written: among it the columns
-    written (`dagster/column_schema`), so `dg.build_column_schema_change_checks` sees drift."""
-
-    #: the schema's Columns tab: descriptions and constraints of the columns written
-    declared: dg.TableSchema
-    statistics: bool
-    row_sample: int
-    #: the table's IO manager streams a plan itself; otherwise a plan is collected for it
-    takes_lazy: bool = False
-    #: the statistics of the written rows (`written_statistics`)
-    statistics_of: Callable[[], pl.DataFrame] | None = None
-
-    def materialization(
-        self, key: dg.AssetKey, split: Split, extra: Mapping[str, Any] | None = None
-    ) -> dg.MaterializeResult:
-        """The table's materialization, handing the written rows to its IO manager (a plan
-        only to one that takes plans); the row sample is a head of the written rows."""
-        written = split.written
-        metadata: dict[str, Any] = {
-            "dagster/row_count": split.written_rows,
-            COLUMN_SCHEMA_KEY: written_schema(
-                self.declared, pl.DataFrame(schema=written.collect_schema())
-            ),
-        }
-        if self.row_sample:
-            metadata["dy_row_sample"] = table(split.head(self.row_sample), null="null")
-        if self.statistics and self.statistics_of is not None:
-            metadata["dy_statistics"] = table(self.statistics_of())
-        metadata.update(extra or {})
-        value = (
-            written
-            if isinstance(written, pl.DataFrame) or self.takes_lazy
-            else written.collect(engine="streaming")
-        )
-        return dg.MaterializeResult(asset_key=key, value=value, metadata=metadata)

@@ -20,7 +20,8 @@ from polars.testing import assert_frame_equal
 
 from dagster_dataframely._engine import evaluate as evaluate_module
 from dagster_dataframely._engine.catalogue import rules
-from dagster_dataframely._engine.evaluate import _HASH, _key_hash, evaluate, rule_columns
+from dagster_dataframely._engine.evaluate import evaluate, rule_columns
+from dagster_dataframely._engine.key_hashes import HASH, key_hash
 from dagster_dataframely.wiring import check_results
 
 
@@ -197,8 +198,8 @@ def _colliding_keys() -> tuple[int, int]:
     """Two distinct keys whose 32-bit prefilter hashes are equal, found by a birthday search
     (about 93k keys make a collision likely; 400k make one all but certain)."""
     keys = pl.DataFrame({"ref": pl.int_range(400_000, eager=True)})
-    narrow = keys.select("ref", _key_hash(("ref",), 32)).filter(pl.col(_HASH).is_duplicated())
-    first, second = narrow.sort(_HASH).head(2)["ref"]
+    narrow = keys.select("ref", key_hash(("ref",), 32)).filter(pl.col(HASH).is_duplicated())
+    first, second = narrow.sort(HASH).head(2)["ref"]
     return first, second
 
 

@@ -22,11 +22,11 @@ import polars as pl
 from ..errors import FrameConversionError, UnsupportedFrameError
 from .catalogue import Rule
 from .display import type_name
+from .key_hashes import hashable, repeated_hashes, with_hashes
 from .table_verdicts import asking_empty_table
 
 _ROWS = "__dy_rows"
 _KEYS = "__dy_keys"
-_HASH = "__dy_hash"
 _INDEX = "__dy_index"
 _RULE = "__dy_rule"
 _PASSED = "__dy_passed"
@@ -196,13 +196,13 @@ def evaluate(
     failed: dict[str, int] = {name: int(value or 0) for name, value in counted.items()}
     distinct = [rule for rule in rules if rule.distinct_over is not None]
     schema = lf.collect_schema()
-    hashed = [r for r in distinct if _hashable(schema, r.distinct_over or ())]
+    hashed = [r for r in distinct if hashable(schema, r.distinct_over or ())]
     bits = _NARROW_BITS if failed[_ROWS] <= _NARROW_ROWS else 64
-    found = _collect_all([_repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed])
+    found = _collect_all([repeated_hashes(lf, r.distinct_over or (), bits) for r in hashed])
     hashes = dict(zip([r.name for r in hashed], found, strict=True))
     exact = {
         rule.name: _repeats(
-            lf if rule.name not in hashes else _with_hashes(lf, rule, hashes[rule.name], bits),
+            lf if rule.name not in hashes else with_hashes(lf, rule, hashes[rule.name], bits),
             rule.distinct_over or (),
             max_failure_samples,
         )
@@ -268,42 +268,6 @@ def _repeats(lf: pl.LazyFrame, keys: tuple[str, ...], limit: int) -> pl.LazyFram
             pl.col(_ROWS).sum(),
             pl.struct(keys).sort_by(keys).head(limit).implode().alias(_KEYS),
         )
-    )
-
-
-def _key_hash(keys: tuple[str, ...], bits: int) -> pl.Expr:
-    """The keys' hash, its low `bits` bits only when fewer than 64 (a UInt32 up to 32)."""
-    full = pl.struct(keys).hash(seed=0x5EED)
-    if bits >= 64:
-        return full.alias(_HASH)
-    return (full & ((1 << bits) - 1)).cast(pl.UInt32 if bits <= 32 else pl.UInt64).alias(_HASH)
-
-
-def _hashable(schema: pl.Schema, keys: tuple[str, ...]) -> bool:
-    """Whether equal keys always hash equally: not for floats (-0.0 equals 0.0, NaN payloads
-    differ) nor nested values, whose keys are grouped directly instead."""
-    return not any(schema[key].is_float() or schema[key].is_nested() for key in keys)
-
-
-def _repeated_hashes(lf: pl.LazyFrame, keys: tuple[str, ...], bits: int = 64) -> pl.LazyFrame:
-    """The `bits`-bit key hashes that occur on more than one row, found by sorting them."""
-    hashed = pl.col(_HASH)
-    repeats = (hashed == hashed.shift(1)) | (hashed == hashed.shift(-1))
-    return (
-        lf.select(_key_hash(keys, bits)).sort(_HASH).filter(repeats.fill_null(False)).unique(_HASH)
-    )
-
-
-def _with_hashes(
-    lf: pl.LazyFrame, rule: Rule, hashes: pl.DataFrame, bits: int = 64
-) -> pl.LazyFrame:
-    """The rows of `lf` whose `bits`-bit key hash is among `hashes`: every row that may
-    repeat its key."""
-    keys = rule.distinct_over or ()
-    return (
-        lf.select(*keys, _key_hash(keys, bits))
-        .join(hashes.lazy(), on=_HASH, how="semi")
-        .drop(_HASH)
     )
 
 

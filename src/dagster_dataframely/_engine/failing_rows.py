@@ -18,7 +18,8 @@ from typing import TYPE_CHECKING
 import polars as pl
 
 from .catalogue import Rule
-from .evaluate import Evaluation, _hashable, _repeated_hashes, _with_hashes
+from .evaluate import Evaluation
+from .key_hashes import hashable, repeated_hashes, with_hashes
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
     from .sql.filters import KeyMatch, MemberRows
@@ -133,8 +134,8 @@ def repeated_keys(lf: pl.LazyFrame, rule: Rule) -> pl.LazyFrame:
     As the evaluator counts them: only rows whose key hash repeats are grouped, so memory
     grows with the rows (8 bytes each), not with the distinct keys."""
     keys = rule.distinct_over or ()
-    if _hashable(lf.collect_schema(), keys):
-        hashes = _repeated_hashes(lf, keys).collect(engine="streaming")
-        lf = _with_hashes(lf, rule, hashes)
+    if hashable(lf.collect_schema(), keys):
+        hashes = repeated_hashes(lf, keys).collect(engine="streaming")
+        lf = with_hashes(lf, rule, hashes)
     repeated = lf.group_by(list(keys)).agg(pl.len().alias(_ROWS)).filter(pl.col(_ROWS) > 1)
     return repeated.drop(_ROWS).collect(engine="streaming").lazy()

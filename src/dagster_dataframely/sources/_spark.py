@@ -36,7 +36,9 @@ class SparkTableSource(SQLTableSource):
     connection_fix: ClassVar[str] = (
         "Check that resource '{resource_key}' gives a SparkSession that runs or can start: a "
         "local session needs a Java runtime (JAVA_HOME, or java on PATH), a cluster's must be "
-        "reachable, and a stopped session runs no query (give one that is not stopped)."
+        "reachable, a Spark Connect server (sc://...) must be running and accept connections "
+        "at its URL from this machine, and a stopped session runs no query (give one that is "
+        "not stopped)."
     )
     read_fixes: ClassVar[Mapping[str, str]] = {
         "42501": "Give the user the Spark session runs as read access to {table}: to its "

@@ -18,6 +18,8 @@ from typing import Any, TypeVar
 
 import polars as pl
 
+from ._spark_connect import is_connect, probe
+
 _T = TypeVar("_T")
 
 
@@ -40,10 +42,13 @@ def session_of(resource: Any) -> Any:
 @contextmanager
 def spark_connection(resource: Any) -> Iterator[SparkConnection]:
     """`resource`'s session as a connection, once it answers a query (analysed, not run: a
-    stopped session fails here, as a connection that cannot open); the session is the
-    user's, never stopped."""
+    stopped session, or a Spark Connect server that does not answer, fails here, as a
+    connection that cannot open); the session is the user's, never stopped."""
     session = session_of(resource)
-    _tagged(lambda: session.sql("SELECT 1"))
+    if is_connect(session):
+        _tagged(lambda: probe(session))  # an unreachable server fails in seconds, with its URL
+    else:
+        _tagged(lambda: session.sql("SELECT 1"))
     yield SparkConnection(session)
 
 

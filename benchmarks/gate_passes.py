@@ -1,16 +1,19 @@
 """Where a gated run's CPU goes: the CPU seconds of each polars pass of one run, by pass.
 
-`python benchmarks/gate_passes.py [--rows N] [--repeat R] [--before SRC] [--dir DIR]`
+`python benchmarks/gate_passes.py [--rows N] [--repeat R] [--before SRC] [--clean]
+[--prefiltered] [--dir DIR]`
 
 Writes the source of `gate_streaming.py` (narrow columns, 1% of the rows breaking an
-`"error"` rule), then runs `@dd.asset(Schema, quarantine=True)` returning its scan, stored by
-`dd.ParquetIOManager`, and the plain asset returning the same scan, each in a fresh process,
-interleaved, `--repeat` times. In the child, every `LazyFrame.collect`, `sink_parquet` and
-`pl.collect_all` is timed (CPU seconds, user + system) and named by the package function that
-ran it: the counting pass (`evaluate`), the quarantine's and the table's sinks (the IO
-manager's `write_frame`, in that order), the row sample and the statistics
-(`materialization`). What no pass accounts for is the step's Python: Dagster's events and the
-package's own work. Medians per pass; `--before SRC` runs the gate on another source tree too.
+`"error"` rule, none with `--clean`), then runs `@dd.asset(Schema, quarantine=True)`
+returning its scan, stored by `dd.ParquetIOManager`, and the plain asset returning the same
+scan, each in a fresh process, interleaved, `--repeat` times. In the child, every
+`LazyFrame.collect`, `sink_parquet` and `pl.collect_all` is timed (CPU seconds, user +
+system) and named by the package function that ran it: the counting pass (`evaluate`), the
+quarantine's and the table's sinks (the IO manager's `write_frame`, in that order), the row
+sample and the statistics (`materialization`). What no pass accounts for is the step's
+Python: Dagster's events and the package's own work. Medians per pass; `--before SRC` runs
+the gate on another source tree too; `--prefiltered` runs it once more on a scan made with
+`parallel="prefiltered"`.
 """
 
 import argparse
@@ -43,9 +46,11 @@ def measure(variant: str, source: str, store: str) -> dict[str, float]:
     def plain() -> pl.LazyFrame:
         return pl.scan_parquet(source)
 
+    scan = {"parallel": "prefiltered"} if variant == "gated-prefiltered" else {}
+
     @dd.asset(schema(False), quarantine=True, name="lines")
     def gated() -> pl.LazyFrame:
-        return pl.scan_parquet(source)
+        return pl.scan_parquet(source, **scan)
 
     shutil.rmtree(store, ignore_errors=True)
     io = dd.ParquetIOManager(base_dir=store)
@@ -93,15 +98,18 @@ def main(args: argparse.Namespace) -> None:
     here = str(Path(__file__).resolve())
     root = Path(args.dir or tempfile.mkdtemp(prefix="gate-passes-"))
     root.mkdir(parents=True, exist_ok=True)
-    source = root / f"source-{args.rows}.parquet"
+    source = root / f"source-{args.rows}{'-clean' if args.clean else ''}.parquet"
     if not source.exists():
-        make_source(args.rows, source)
+        make_source(args.rows, source, args.clean)
     variants = {"plain @dg.asset": "plain", "dd.asset, quarantine": "gated"}
+    if args.prefiltered:
+        variants["dd.asset, quarantine, scan prefiltered"] = "gated-prefiltered"
     envs: dict[str, dict[str, str] | None] = dict.fromkeys(variants)
     if args.before:
         variants["dd.asset, quarantine (before)"] = "gated"
         envs["dd.asset, quarantine (before)"] = {**os.environ, "PYTHONPATH": args.before}
-    print(f"load average {load_average()}; {args.rows:,} rows", flush=True)
+    clean = "no failing rows" if args.clean else "1% failing rows"
+    print(f"load average {load_average()}; {args.rows:,} rows, {clean}", flush=True)
     try:
         found = interleaved(
             variants,
@@ -128,5 +136,9 @@ if __name__ == "__main__":
     parser.add_argument("--rows", type=int, default=10_000_000)
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", help="sources of the package to compare with (a src dir)")
+    parser.add_argument("--clean", action="store_true", help="a source no row of breaks a rule")
+    parser.add_argument(
+        "--prefiltered", action="store_true", help='also the scan with parallel="prefiltered"'
+    )
     parser.add_argument("--dir", help="keep the source here (default: a temporary directory)")
     dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE"))

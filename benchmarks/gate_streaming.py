@@ -2,11 +2,12 @@
 plain asset returning the same scan and beside Dataframely's own `Schema.filter` by hand.
 
 Usage: `python benchmarks/gate_streaming.py [--rows 10000000 50000000] [--repeat 3]
-[--before /work/main/src] [--key] [--dir DIR]`
+[--before /work/main/src] [--key] [--clean] [--only VARIANT ...] [--dir DIR]`
 
 Per size, writes a parquet file of 6 narrow columns in which about 1% of the rows break a
-rule (`amount < 0`), then measures each variant in a fresh process (round-robin, the median
-of `--repeat`): CPU seconds (user + system) and peak RSS (imports included). Variants:
+rule (`amount < 0`; none with `--clean`), then measures each variant in a fresh process
+(round-robin, the median of `--repeat`): CPU seconds (user + system) and peak RSS (imports
+included). Variants:
 
 - `plain @dg.asset`: returns the scan; `dd.ParquetIOManager` streams it to parquet;
 - `Schema.filter + sink_parquet`: Dataframely's lazy filter, the valid rows and the failure
@@ -14,10 +15,14 @@ of `--repeat`): CPU seconds (user + system) and peak RSS (imports included). Var
 - `dd.asset, quarantine`: `@dd.asset(Schema, quarantine=True)` returning the scan, both the
   table and its quarantine stored by `dd.ParquetIOManager`; once more with
   `statistics=False`, which shows what the statistics pass costs;
+- `dd.asset, quarantine, scan prefiltered`: the same scan made with
+  `pl.scan_parquet(parallel="prefiltered")` (polars' late materialization of the columns a
+  pushed-down predicate does not read; its streaming engine already decodes so by default);
 - `dd.asset, quarantine, table checks`: the same with `expect_rows=` and `expect_fresh=`
   (on `ordered_at`), judged from the gate's one streaming pass (issue 25: no second pass);
 - `plain + dd.schema_checks`: the plain asset and the sidecar checking what it wrote, in one
   run (validation without a gate; with `--key` the sidecar's memory for the same key);
+- `--only` measures the variants named (the plain asset always, as the ratios' base);
 - with `--before DIR`, the same `dd.asset` run with the package's sources from `DIR` first on
   the path (e.g. the main branch), to show before and after side by side.
 
@@ -39,14 +44,15 @@ from _measure import child_figures, dispatch, interleaved, load_average, measure
 FAILING_EVERY = 100  # one row in a hundred breaks `amount|min`
 
 
-def make_source(rows: int, path: Path) -> None:
-    """`rows` rows of 6 narrow columns, written in one streaming pass."""
+def make_source(rows: int, path: Path, clean: bool = False) -> None:
+    """`rows` rows of 6 narrow columns, written in one streaming pass; with `clean`, no row
+    breaks a rule."""
     import polars as pl
 
     i = pl.int_range(rows, dtype=pl.Int64)
     pl.LazyFrame().select(id=i).select(
         "id",
-        amount=pl.when(pl.col("id") % FAILING_EVERY == 7)
+        amount=pl.when((pl.col("id") % FAILING_EVERY == 7) & pl.lit(not clean))
         .then(-1.0)
         .otherwise((pl.col("id") % 997).cast(pl.Float64)),
         quantity=(pl.col("id") % 50 + 1).cast(pl.Int32),
@@ -102,6 +108,8 @@ def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]
         else {}
     )
 
+    scan = {"parallel": "prefiltered"} if variant == "gated-prefiltered" else {}
+
     @dd.asset(
         Lines,
         quarantine=True,
@@ -110,7 +118,7 @@ def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]
         **table_checks,
     )
     def gated() -> pl.LazyFrame:
-        return pl.scan_parquet(source)
+        return pl.scan_parquet(source, **scan)
 
     assets: list = [plain] if variant == "plain" else [gated]
     if variant == "sidecar":
@@ -126,6 +134,7 @@ VARIANTS = {
     "Schema.filter + sink_parquet": "dataframely",
     "dd.asset, quarantine": "gated",
     "dd.asset, quarantine, statistics=False": "gated-nostats",
+    "dd.asset, quarantine, scan prefiltered": "gated-prefiltered",
     "dd.asset, quarantine, table checks": "gated-table",
     "plain + dd.schema_checks": "sidecar",
 }
@@ -135,19 +144,26 @@ def main(args: argparse.Namespace) -> None:
     here = str(Path(__file__).resolve())
     root = Path(args.dir or tempfile.mkdtemp(prefix="gate-streaming-"))
     root.mkdir(parents=True, exist_ok=True)
-    variants = dict(VARIANTS)
+    variants = {
+        name: variant
+        for name, variant in VARIANTS.items()
+        if not args.only or variant == "plain" or variant in args.only
+    }
     envs: dict[str, dict[str, str] | None] = dict.fromkeys(variants)
     if args.before:
         variants["dd.asset, quarantine (before)"] = "gated"
         envs["dd.asset, quarantine (before)"] = {**os.environ, "PYTHONPATH": args.before}
     key = "key" if args.key else "nokey"
-    print(f"load average {load_average()}; primary key: {args.key}", flush=True)
+    print(
+        f"load average {load_average()}; primary key: {args.key}; clean: {args.clean}",
+        flush=True,
+    )
     peaks: dict[str, list[float]] = {name: [] for name in variants}
     try:
         for rows in args.rows:
-            source = root / f"source-{rows}.parquet"
+            source = root / f"source-{rows}{'-clean' if args.clean else ''}.parquet"
             if not source.exists():
-                make_source(rows, source)
+                make_source(rows, source, args.clean)
             found = interleaved(
                 variants,
                 args.repeat,
@@ -195,5 +211,9 @@ if __name__ == "__main__":
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--before", help="sources of the package to compare with (a src dir)")
     parser.add_argument("--key", action="store_true", help="make `id` the primary key")
+    parser.add_argument("--clean", action="store_true", help="a source no row of breaks a rule")
+    parser.add_argument(
+        "--only", nargs="+", choices=sorted(set(VARIANTS.values())), help="variants to measure"
+    )
     parser.add_argument("--dir", help="keep sources here (default: a temporary directory)")
     dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE", "KEY"))

@@ -120,6 +120,28 @@ def test_the_plan_reaches_the_parquet_sink_as_a_scan_never_as_collected_rows(tmp
         assert plan is not None and "SCAN" in plan and "DF [" not in plan, plan
 
 
+@pytest.mark.parametrize(
+    "orders",
+    [["ORD-20001", "ORD-20002"], ["ORD-20001", "ORD-20009", "ORD-20010"]],
+    ids=["valid", "warn-only"],
+)
+def test_an_empty_quarantine_runs_no_part_of_the_plan_again(tmp_path, orders):
+    """No row broke an "error" rule: the quarantine is written empty from a plan of its own,
+    so its sink costs no pass over the asset's rows (a filter keeping none of them would)."""
+    HANDED.clear()
+    frame = defective_orders().filter(pl.col("order_id").is_in(orders))
+    store = tmp_path / "store"
+    io = RecordingParquetIOManager(base_dir=str(store))
+
+    result = run(scanning(source_file(tmp_path, frame), quarantine=True), io)
+
+    assert result.success
+    kind, plan = HANDED["orders_quarantine"]
+    assert kind is pl.LazyFrame and plan is not None and "SCAN" not in plan, plan
+    assert_split_as_dataframely(result, store, frame)
+    assert stored(store, "orders_quarantine.parquet").is_empty()
+
+
 # ----------------------------- counts and rows, as Dataframely ----------------------------- #
 
 

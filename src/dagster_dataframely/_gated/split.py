@@ -8,7 +8,9 @@ An eager frame is split in memory (`split_eagerly`). A `LazyFrame` is split as p
 (`split_lazily`): the two sides stay lazy, for the IO managers to stream with sinks. Their
 counts follow from the evaluator's per-rule counts when no `"error"` rule failed or one rule
 failed alone; otherwise from one streaming aggregation over the failing rules' flags, whose
-state is one row per combination of them. The statistics of the written rows come from the
+state is one row per combination of them. When they show no row failing an `"error"` rule,
+the quarantine is an empty plan of its own, so its sink runs no part of the frame's plan
+again. The statistics of the written rows come from the
 counting pass, masked to the rows the table keeps (`written_statistics`).
 """
 
@@ -91,8 +93,11 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
         warned = not errors and any(evaluation.failed[rule.name] for rule in failing)
     invalid_rows = int(held[_ROWS].sum())
     written_rows = evaluation.row_count - invalid_rows
+    # Held back nothing: a filter that keeps no row still runs a plan polars cannot prune
+    # through (a running total on polars 1.x: a whole pass), an empty frame runs nothing.
+    nothing = pl.LazyFrame(schema=rows.collect_schema())
     if not failing:
-        return Split(rows, rows.limit(0), written_rows, 0, held)
+        return Split(rows, nothing, written_rows, 0, held)
     # The written rows are filtered by the rules' own expressions, not by flag columns: polars
     # pushes such a predicate into the scan, and the table's sink then costs about what a
     # plain sink of the scan does (flag columns cost the table's pass ~10% CPU and ~90 MB).
@@ -103,7 +108,7 @@ def split_lazily(rows: pl.LazyFrame, evaluation: Evaluation, failing: Sequence[R
     # a group) must see every row, not only the held-back ones. The filter reads the rules'
     # expressions, not the flags: where every flag is row-wise, polars then pushes it into the
     # scan (0.05 s less CPU at 10M rows); a flag over several rows keeps it above them.
-    invalid = rule_columns(rows, failing).filter(~error_passed)
+    invalid = rule_columns(rows, failing).filter(~error_passed) if invalid_rows else nothing
     return Split(
         written, invalid, written_rows, invalid_rows, held, (rows, error_passed & warn_passed)
     )

@@ -2,6 +2,8 @@
 one hand-written Spark aggregate.
 
     .venv/bin/python benchmarks/pushdown_spark.py [--rows 20_000_000] [--repeat 1]
+        [--methods pushdown main:pushdown handwritten] [--baseline-src ../main/src]
+        [--data /tmp/orders-20m]
 
 Writes the pushdown benchmark's orders (6 columns, 10 rules, no primary key) as parquet with
 Spark (`local[2]`), then measures, each in its own subprocess with its own JVM:
@@ -11,7 +13,13 @@ Spark (`local[2]`), then measures, each in its own subprocess with its own JVM:
 - scan: the same source's rows brought into polars as Arrow and every rule evaluated there,
   as a rule without a SQL form is;
 - handwritten: one `SELECT count_if(...), ...` written by hand for the same ten rules, the
-  floor pushdown is held to (target: at most 1.1x its cost).
+  floor pushdown is held to (target: at most 1.1x its cost);
+- `main:<method>`: that method on the sources of `--baseline-src` (another checkout's `src`),
+  in the same round robin, for a before/after under the same load.
+
+pushdown and scan open the table as a check does (`SparkTableSource.open_table`: the session's
+settings pinned, the path resolved, the column facts read) and evaluate the schema through it.
+`--data` keeps the generated parquet in a folder and reuses it on the next run.
 
 `cpu s` is the check process's CPU time, `jvm s` the Spark JVM's (the driver runs the
 executors in `local` mode), `peak MB` the check process's peak RSS (the JVM's heap is its
@@ -27,9 +35,10 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from _measure import child_figures, closing, dispatch, interleaved, measured, opening, server_cpu
-from _sql_source import evaluated
+from _table_checks import BASELINE, variant_env
 from pushdown import schema
 
 METHODS = ("pushdown", "scan", "handwritten")
@@ -84,8 +93,6 @@ def measure(method: str, path: str) -> dict[str, float]:
     import dagster as dg
 
     from dagster_dataframely.sources import SparkTableSource
-    from dagster_dataframely.sources._spark_session import SparkConnection
-    from dagster_dataframely.sources._sql import _Database
 
     checked = schema()
     started = time.perf_counter()
@@ -100,10 +107,8 @@ def measure(method: str, path: str) -> dict[str, float]:
             failed = sum(counts[1:])
         else:
             source = SparkTableSource(path=path)
-            connection = SparkConnection(session)
-            database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
-            with database.pinned():
-                failed = evaluated(database, source.table or "", "spark", checked, method)
+            with source.open_table(_context(session), dg.AssetKey("orders")) as stored:
+                failed = _failed(checked, stored, method)
     spent = server_cpu(jvm) - jvm_before
     session.stop()
     return {
@@ -114,22 +119,59 @@ def measure(method: str, path: str) -> dict[str, float]:
     }
 
 
+def _context(session: object) -> SimpleNamespace:
+    """What `open_table` reads of a check's context: an unpartitioned run of a job that does
+    not define the asset, the session as resource `spark`, a log that drops its lines."""
+    layer = SimpleNamespace(has=lambda _: False)
+    return SimpleNamespace(
+        job_def=SimpleNamespace(asset_layer=layer),
+        has_partition_key=False,
+        has_partition_key_range=False,
+        resources=SimpleNamespace(spark=session),
+        log=SimpleNamespace(info=lambda _: None),
+    )
+
+
+def _failed(checked: type, stored: object, method: str) -> int:
+    """The failed rows of `checked`'s rules over the opened table: `method` "pushdown" in
+    Spark (each rule must run there), else every rule in polars over the rows read out."""
+    from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.backends import backend_for
+    from dagster_dataframely._engine.catalogue import rules
+    from dagster_dataframely._engine.settings import CheckSettings
+
+    pushed = stored.pushdown if method == "pushdown" else None  # type: ignore[attr-defined]
+    evaluation = evaluate_schema(
+        checked,
+        stored.frame,  # type: ignore[attr-defined]
+        rules(checked),
+        CheckSettings.resolve(),
+        backend=backend_for(pushed),
+    )
+    if method == "pushdown":
+        assert set(evaluation.engines.values()) == {"spark"}, evaluation.engines
+    return sum(evaluation.failed.values())
+
+
 def main(args: argparse.Namespace) -> None:
     opening(
-        f"{'rows':>5} {'method':11} | {'s':>7} {'cpu s':>7} {'jvm s':>7} {'peak MB':>8} "
+        f"{'rows':>5} {'method':16} | {'s':>7} {'cpu s':>7} {'jvm s':>7} {'peak MB':>8} "
         f"{'start s':>7} | vs handwritten"
     )
-    folder = Path(tempfile.mkdtemp(prefix="dy-spark-bench-"))
+    folder = Path(args.data or tempfile.mkdtemp(prefix="dy-spark-bench-"))
     try:
         path = folder / "orders"
-        generate(path, args.rows)
+        if not path.exists():
+            generate(path, args.rows)
 
-        def run(method: str) -> dict[str, float]:
-            return child_figures(__file__, method, str(path), label=method)
+        def run(variant: str) -> dict[str, float]:
+            method, env = variant_env(variant, args.baseline_src)
+            return child_figures(__file__, method, str(path), label=variant, env=env)
 
         medians = interleaved(args.methods, args.repeat, run)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if args.data is None:
+            shutil.rmtree(folder, ignore_errors=True)
     assert len({m["failed"] for m in medians.values()}) == 1, medians
     floor = medians.get("handwritten")
     for method, m in medians.items():
@@ -141,7 +183,7 @@ def main(args: argparse.Namespace) -> None:
             else ""
         )
         print(
-            f"{args.rows / 1_000_000:>4.1f}M {method:11} | {spent:7.2f} {m['cpu_seconds']:7.2f} "
+            f"{args.rows / 1_000_000:>4.1f}M {method:16} | {spent:7.2f} {m['cpu_seconds']:7.2f} "
             f"{m['server_cpu_seconds']:7.2f} {m['peak_mb']:8.0f} {m['start_seconds']:7.2f} "
             f"| {versus}",
             flush=True,
@@ -153,5 +195,12 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=[*METHODS, *(BASELINE + method for method in METHODS)],
+        default=list(METHODS),
+    )
+    parser.add_argument("--baseline-src", help="the src folder `main:` variants run on")
+    parser.add_argument("--data", help="a folder that keeps the generated table between runs")
     dispatch(parser, measure, main, ("METHOD", "PATH"))

@@ -85,11 +85,13 @@ class SparkConnection:
                 _tagged(lambda: self.session.catalog.dropTempView(name))
 
     def settings(self, dialect: Dialect) -> SparkSettings | None:
-        """The session's settings as `dialect` reads them; None for a dialect that is not
-        Spark's (its statements set them)."""
+        """The session's settings through `spark.conf`, where they are its configuration
+        (`SparkDialect.session_conf`); None for another dialect's (its statements set them)."""
         from .._engine.sql.dialects.spark import SparkDialect
 
-        return SparkSettings(self.session, dialect) if isinstance(dialect, SparkDialect) else None
+        if isinstance(dialect, SparkDialect) and dialect.session_conf:
+            return SparkSettings(self.session, dialect)
+        return None
 
 
 class SparkSettings:

@@ -62,6 +62,9 @@ class SparkDialect(Dialect):
     }
     #: Every query of a `SparkSession` shares its settings.
     cursors_are_sessions = False
+    #: The settings are a session's runtime configuration, which a `SparkSession` reads and
+    #: sets through `spark.conf` without a SQL statement (see `sources._pins`).
+    session_conf = True
 
     def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
         """`SET name = value`, the value unquoted as Spark reads it (a quoted one keeps its

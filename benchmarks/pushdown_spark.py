@@ -2,6 +2,8 @@
 one hand-written Spark aggregate.
 
     .venv/bin/python benchmarks/pushdown_spark.py [--rows 20_000_000] [--repeat 1]
+        [--methods pushdown main:pushdown handwritten] [--baseline-src ../main/src]
+        [--data /tmp/orders-20m]
 
 Writes the pushdown benchmark's orders (6 columns, 10 rules, no primary key) as parquet with
 Spark (`local[2]`), then measures, each in its own subprocess with its own JVM:
@@ -11,7 +13,15 @@ Spark (`local[2]`), then measures, each in its own subprocess with its own JVM:
 - scan: the same source's rows brought into polars as Arrow and every rule evaluated there,
   as a rule without a SQL form is;
 - handwritten: one `SELECT count_if(...), ...` written by hand for the same ten rules, the
-  floor pushdown is held to (target: at most 1.1x its cost).
+  floor pushdown is held to (target: at most 1.1x its cost);
+- `main:<method>`: that method on the sources of `--baseline-src` (another checkout's `src`),
+  in the same round robin, for a before/after under the same load.
+
+pushdown and scan open the table as a check does (`SparkTableSource.open_table`: the session's
+settings pinned, the path resolved, the column facts read) and evaluate the schema through it.
+`--data` keeps the generated parquet in a folder and reuses it on the next run. `--warm`
+measures each contender's second run in its JVM (its queries' code generated and compiled
+by the first), not its first.
 
 `cpu s` is the check process's CPU time, `jvm s` the Spark JVM's (the driver runs the
 executors in `local` mode), `peak MB` the check process's peak RSS (the JVM's heap is its
@@ -22,17 +32,21 @@ and reported apart.
 from __future__ import annotations
 
 import argparse
+import os
 import shutil
 import sys
 import tempfile
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 from _measure import child_figures, closing, dispatch, interleaved, measured, opening, server_cpu
-from _sql_source import evaluated
+from _table_checks import BASELINE, variant_env
 from pushdown import schema
 
 METHODS = ("pushdown", "scan", "handwritten")
+#: Set (by `--warm`) for the children: each runs its work once before measuring it again.
+_WARM = "DY_SPARK_BENCH_WARM"
 #: The ten rules of `pushdown.schema()`, by hand: what a user would write for one pass.
 HANDWRITTEN = """
 SELECT
@@ -81,11 +95,7 @@ def generate(path: Path, rows: int) -> None:
 
 
 def measure(method: str, path: str) -> dict[str, float]:
-    import dagster as dg
-
-    from dagster_dataframely.sources import SparkTableSource
-    from dagster_dataframely.sources._spark_session import SparkConnection
-    from dagster_dataframely.sources._sql import _Database
+    import dagster_dataframely.sources  # noqa: F401  (imported before the figures, as in a check)
 
     checked = schema()
     started = time.perf_counter()
@@ -93,17 +103,11 @@ def measure(method: str, path: str) -> dict[str, float]:
     session.sql("SELECT 1").collect()
     start_seconds = time.perf_counter() - started
     jvm = session.sparkContext._gateway.proc.pid
+    if os.environ.get(_WARM):
+        _checked(session, method, path, checked)  # the JVM compiles every query's code once
     jvm_before = server_cpu(jvm)
     with measured() as figures:
-        if method == "handwritten":
-            counts = session.sql(HANDWRITTEN.format(path=path)).collect()[0]
-            failed = sum(counts[1:])
-        else:
-            source = SparkTableSource(path=path)
-            connection = SparkConnection(session)
-            database = _Database(connection, source, dg.AssetKey("orders"), lambda _: None)
-            with database.pinned():
-                failed = evaluated(database, source.table or "", "spark", checked, method)
+        failed = _checked(session, method, path, checked)
     spent = server_cpu(jvm) - jvm_before
     session.stop()
     return {
@@ -114,22 +118,75 @@ def measure(method: str, path: str) -> dict[str, float]:
     }
 
 
+def _checked(session: object, method: str, path: str, checked: type) -> int:
+    """The failed rows `method` counts over the parquet at `path`."""
+    import dagster as dg
+
+    from dagster_dataframely.sources import SparkTableSource
+
+    if method == "handwritten":
+        counts = session.sql(HANDWRITTEN.format(path=path)).collect()[0]  # type: ignore[attr-defined]
+        return int(sum(counts[1:]))
+    source = SparkTableSource(path=path)
+    with source.open_table(_context(session), dg.AssetKey("orders")) as stored:
+        return _failed(checked, stored, method)
+
+
+def _context(session: object) -> SimpleNamespace:
+    """What `open_table` reads of a check's context: an unpartitioned run of a job that does
+    not define the asset, the session as resource `spark`, a log that drops its lines."""
+    layer = SimpleNamespace(has=lambda _: False)
+    return SimpleNamespace(
+        job_def=SimpleNamespace(asset_layer=layer),
+        has_partition_key=False,
+        has_partition_key_range=False,
+        resources=SimpleNamespace(spark=session),
+        log=SimpleNamespace(info=lambda _: None),
+    )
+
+
+def _failed(checked: type, stored: object, method: str) -> int:
+    """The failed rows of `checked`'s rules over the opened table: `method` "pushdown" in
+    Spark (each rule must run there), else every rule in polars over the rows read out."""
+    from dagster_dataframely._checks.results import evaluate_schema
+    from dagster_dataframely._engine.backends import backend_for
+    from dagster_dataframely._engine.catalogue import rules
+    from dagster_dataframely._engine.settings import CheckSettings
+
+    pushed = stored.pushdown if method == "pushdown" else None  # type: ignore[attr-defined]
+    evaluation = evaluate_schema(
+        checked,
+        stored.frame,  # type: ignore[attr-defined]
+        rules(checked),
+        CheckSettings.resolve(),
+        backend=backend_for(pushed),
+    )
+    if method == "pushdown":
+        assert set(evaluation.engines.values()) == {"spark"}, evaluation.engines
+    return sum(evaluation.failed.values())
+
+
 def main(args: argparse.Namespace) -> None:
+    if args.warm:
+        os.environ[_WARM] = "1"
     opening(
-        f"{'rows':>5} {'method':11} | {'s':>7} {'cpu s':>7} {'jvm s':>7} {'peak MB':>8} "
+        f"{'rows':>5} {'method':16} | {'s':>7} {'cpu s':>7} {'jvm s':>7} {'peak MB':>8} "
         f"{'start s':>7} | vs handwritten"
     )
-    folder = Path(tempfile.mkdtemp(prefix="dy-spark-bench-"))
+    folder = Path(args.data or tempfile.mkdtemp(prefix="dy-spark-bench-"))
     try:
         path = folder / "orders"
-        generate(path, args.rows)
+        if not path.exists():
+            generate(path, args.rows)
 
-        def run(method: str) -> dict[str, float]:
-            return child_figures(__file__, method, str(path), label=method)
+        def run(variant: str) -> dict[str, float]:
+            method, env = variant_env(variant, args.baseline_src)
+            return child_figures(__file__, method, str(path), label=variant, env=env)
 
         medians = interleaved(args.methods, args.repeat, run)
     finally:
-        shutil.rmtree(folder, ignore_errors=True)
+        if args.data is None:
+            shutil.rmtree(folder, ignore_errors=True)
     assert len({m["failed"] for m in medians.values()}) == 1, medians
     floor = medians.get("handwritten")
     for method, m in medians.items():
@@ -141,7 +198,7 @@ def main(args: argparse.Namespace) -> None:
             else ""
         )
         print(
-            f"{args.rows / 1_000_000:>4.1f}M {method:11} | {spent:7.2f} {m['cpu_seconds']:7.2f} "
+            f"{args.rows / 1_000_000:>4.1f}M {method:16} | {spent:7.2f} {m['cpu_seconds']:7.2f} "
             f"{m['server_cpu_seconds']:7.2f} {m['peak_mb']:8.0f} {m['start_seconds']:7.2f} "
             f"| {versus}",
             flush=True,
@@ -153,5 +210,15 @@ if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=20_000_000)
     parser.add_argument("--repeat", type=int, default=1)
-    parser.add_argument("--methods", nargs="+", choices=METHODS, default=list(METHODS))
+    parser.add_argument(
+        "--methods",
+        nargs="+",
+        choices=[*METHODS, *(BASELINE + method for method in METHODS)],
+        default=list(METHODS),
+    )
+    parser.add_argument("--baseline-src", help="the src folder `main:` variants run on")
+    parser.add_argument("--data", help="a folder that keeps the generated table between runs")
+    parser.add_argument(
+        "--warm", action="store_true", help="measure a second run in the same JVM, not the first"
+    )
     dispatch(parser, measure, main, ("METHOD", "PATH"))

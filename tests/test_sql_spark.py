@@ -11,6 +11,8 @@ import datetime as dt
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -225,6 +227,18 @@ def test_a_utf8_lcase_column_is_counted_by_its_bytes(spark: Any) -> None:
     assert {n: c for n, c in counts.items() if c} == _dataframely(Tags, frame)
 
 
+@contextmanager
+def _users_settings(spark: Any, settings: dict[str, str]) -> Iterator[None]:
+    """`settings` given to the session inside the context, unset after it."""
+    for name, value in settings.items():
+        spark.conf.set(name, value)
+    try:
+        yield
+    finally:
+        for name in settings:
+            spark.conf.unset(name)
+
+
 def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> None:
     class Stamps(dy.Schema):
         at = dy.Datetime(min=dt.datetime(2024, 3, 10, 2, 30))
@@ -245,16 +259,11 @@ def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> 
         "spark.sql.session.timeZone": "America/New_York",
         "spark.sql.caseSensitive": "false",
     }
-    for name, value in mine.items():
-        spark.conf.set(name, value)
-    try:
+    with _users_settings(spark, mine):
         _, result = _checks_run(
             Stamps, dd.sources.SparkTableSource(table="stamps"), {"spark": spark}
         )
         assert {name: spark.conf.get(name) for name in mine} == mine
-    finally:
-        for name in mine:
-            spark.conf.unset(name)
 
     assert _outcomes(result) == {
         "dy_rule__at__min": (1, "spark"),
@@ -266,6 +275,33 @@ def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> 
         "dy_rule__code__regex": (1, "spark"),
         "dy_rule__code__nullability": (0, "spark"),
     }
+
+
+def test_a_check_failing_midway_leaves_each_setting_as_the_user_had_it(spark: Any) -> None:
+    # Some of the user's settings are what the check pins (given, in their own spelling),
+    # some differ (given, or inherited from Spark's default): each must come back as it was,
+    # given or not, after a check that fails once the settings are pinned.
+    names = (
+        "spark.sql.ansi.enabled",
+        "spark.sql.session.timeZone",
+        "spark.sql.caseSensitive",
+        "spark.sql.timestampType",
+        "spark.sql.parser.escapedStringLiterals",
+    )
+    mine = {
+        "spark.sql.ansi.enabled": "TRUE",
+        "spark.sql.session.timeZone": "Asia/Kolkata",
+        "spark.sql.timestampType": "TIMESTAMP_LTZ",
+    }
+    with _users_settings(spark, mine):
+        _, result = _checks_run(
+            Everything, dd.sources.SparkTableSource(table="no_such_table"), {"spark": spark}
+        )
+        after = {name: spark.conf.get(name, None) for name in names}
+
+    assert "SourceReadError" in failure_text(result)
+    assert after == {**dict.fromkeys(names), **mine}
+    assert spark.conf.get("spark.sql.caseSensitive") == "false"  # Spark's default again
 
 
 def test_read_dtypes_cast_casts_in_spark_and_counts_the_values_that_do_not_convert(
@@ -357,6 +393,59 @@ def test_a_missing_table_fails_the_step_naming_the_asset_the_source_and_the_fix(
     assert "org.apache.spark" not in capfd.readouterr().err
 
 
+def test_a_missing_path_fails_the_step_naming_the_path_and_the_fix(
+    spark: Any, tmp_path: Path
+) -> None:
+    missing = tmp_path / "no_such_folder"
+
+    _, result = _checks_run(
+        Everything, dd.sources.SparkTableSource(path=str(missing)), {"spark": spark}
+    )
+
+    message = failure_text(result)
+    assert "SourceReadError" in message
+    assert "asset payments" in message
+    assert f"Spark parquet path '{missing}' via resource 'spark'" in message
+    assert f"[PATH_NOT_FOUND] Path does not exist: file:{missing}" in message
+    assert (
+        f"Check the path (path=): the Spark session finds no files at parquet.`{missing}`"
+        in message
+    )
+
+
+def test_a_path_check_leaves_no_view_in_the_users_session(spark: Any, tmp_path: Path) -> None:
+    path = str(tmp_path / "payments")
+    spark_view(spark, "everything_rows", EVERYTHING)
+    spark.table("everything_rows").write.parquet(path)
+    days = dg.DailyPartitionsDefinition(start_date="2019-12-31")
+    views = {table.name for table in spark.catalog.listTables()}
+
+    @dg.asset(name="payments", partitions_def=days)
+    def payments() -> None:
+        """Written by Spark; the run only marks the partition."""
+
+    def run(partition_expr: str) -> dg.ExecuteInProcessResult:
+        checks = dd.schema_checks(
+            Everything,
+            asset="payments",
+            partitions_def=days,
+            source=dd.sources.SparkTableSource(path=path, partition_expr=partition_expr),
+        )
+        return dg.materialize(
+            [payments, checks],
+            resources={"spark": spark},
+            partition_key="2021-01-01",
+            raise_on_error=False,
+        )
+
+    checked = run("day")
+    failed = run("no_such_column")  # fails after the path was read, selecting the partition
+
+    assert "spark" in {engine for _, engine in _outcomes(checked).values()}
+    assert "`no_such_column` cannot be resolved" in failure_text(failed)
+    assert {table.name for table in spark.catalog.listTables()} == views
+
+
 def test_a_streamed_result_equals_spark_s_own_arrow_table(spark: Any) -> None:
     """Pins the private pyspark calls `SparkCursor.fetch_batches` streams through (those of
     `toArrow()`): the batches are bounded, and together they are `toArrow()`'s rows, typed
@@ -399,7 +488,8 @@ _READ_ERROR = "dagster_dataframely.errors.SourceReadError: "
 def test_pysparks_query_log_is_silenced_only_while_the_check_queries(spark: Any) -> None:
     from pyspark.logger import PySparkLogger
 
-    logger = PySparkLogger.getLogger("SQLQueryContextLogger")
+    kinds = ("SQL", "DataFrame")
+    loggers = [PySparkLogger.getLogger(f"{kind}QueryContextLogger") for kind in kinds]
     cursor = SparkConnection(spark).cursor()
     with pytest.raises(Exception, match="TABLE_OR_VIEW_NOT_FOUND") as raised:
         cursor.execute("SELECT * FROM no_such_table")
@@ -407,7 +497,8 @@ def test_pysparks_query_log_is_silenced_only_while_the_check_queries(spark: Any)
     assert raised.value.sqlstate == "42P01"  # type: ignore[attr-defined]
     assert raised.value.summary.startswith("[TABLE_OR_VIEW_NOT_FOUND]")  # type: ignore[attr-defined]
     assert "\n" not in raised.value.summary  # type: ignore[attr-defined]
-    assert logger.disabled is False  # the user's logging of their own queries is theirs
+    # the user's logging of their own queries is theirs
+    assert [logger.disabled for logger in loggers] == [False, False]
 
 
 def test_a_resource_that_is_no_session_is_named(spark: Any) -> None:

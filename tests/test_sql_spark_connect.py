@@ -19,10 +19,10 @@ from spark import GROUP
 
 pytestmark = GROUP
 
-#: Runs `Everything`'s checks through a Connect client of a local Connect server, then a
-#: missing table's; prints what each found as JSON.
+#: Runs `Everything`'s checks through a Connect client of a local Connect server, on a table
+#: and on its parquet path, then a missing table's; prints what each found as JSON.
 _CONNECTED = """
-import json, socket, sys
+import json, socket, sys, tempfile
 sys.path.insert(0, TESTS)
 import polars as pl
 from pyspark.sql import SparkSession
@@ -50,11 +50,17 @@ session = ConnectSession.builder.remote(f"sc://127.0.0.1:{port}").getOrCreate()
 spark_view(session, "payments", EVERYTHING)
 _, result = _checks_run(Everything, dd.sources.SparkTableSource(), {"spark": session})
 stored = pl.from_arrow(session.table("payments").toArrow())
+path = tempfile.mkdtemp() + "/payments"
+session.table("payments").write.parquet(path)
+_, by_path = _checks_run(Everything, dd.sources.SparkTableSource(path=path), {"spark": session})
+views = [table.name for table in session.catalog.listTables() if table.name.startswith("dy_")]
 source = dd.sources.SparkTableSource(table="no_such_table")
 _, missing = _checks_run(Everything, source, {"spark": session})
 print(json.dumps({
     "session": type(session).__module__,
     "outcomes": _outcomes(result),
+    "by_path": _outcomes(by_path),
+    "views": views,
     "expected": _dataframely(Everything, stored),
     "missing": failure_text(missing),
 }))
@@ -81,6 +87,8 @@ def test_checks_run_through_a_spark_connect_session_with_dataframelys_counts() -
     }
     assert {n for n, (c, _) in outcomes.items() if c} >= {"dy_rule__primary_key"}
     assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == (EVERYTHING_FALLBACKS)
+    assert {name: tuple(outcome) for name, outcome in found["by_path"].items()} == outcomes
+    assert found["views"] == []  # the path's temporary view is dropped with the check
     missing = found["missing"]
     assert "SourceReadError" in missing
     assert "SourceConnectionError" not in missing

@@ -8,13 +8,18 @@ session settings and errors.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from contextlib import AbstractContextManager
+from collections.abc import Iterator, Mapping
+from contextlib import AbstractContextManager, ExitStack, contextmanager
 from dataclasses import dataclass
-from typing import Any, ClassVar, Literal
+from typing import TYPE_CHECKING, Any, ClassVar, Literal
 
 from ..errors import InvalidSourceError
 from ._sql import SQLTableSource
+
+if TYPE_CHECKING:
+    from sqlglot import exp
+
+    from ._sql import _Database
 
 
 @dataclass(frozen=True, kw_only=True)
@@ -61,6 +66,26 @@ class SparkTableSource(SQLTableSource):
             quoted = self.path.replace("`", "``")
             object.__setattr__(self, "table", f"{self.format}.`{quoted}`")
         super().__post_init__()
+
+    @contextmanager
+    def resolved(self, database: _Database) -> Iterator[exp.Table]:
+        """A path's files as a temporary view for the check's queries (see
+        `SparkConnection.temporary_view`): listed and their schema read once, not by each
+        query (the column facts, the count, every sample). A catalog table is read by its
+        name."""
+        from sqlglot import exp
+
+        table = self.reference.table
+        assert table is not None
+        if self.path is None:
+            yield table
+            return
+        sql = exp.select(exp.Star()).from_(table.copy()).sql(dialect=self.dialect)
+        with ExitStack() as stack:
+            with database.named(sql):  # the path's errors, as a query of it fails
+                view = stack.enter_context(database.connection.temporary_view(sql))
+            database.log(f"Read {self.format} path '{self.path}' as temporary view {view}.")
+            yield exp.to_table(view)
 
     def connection(self, resource: Any) -> AbstractContextManager[Any]:
         from ._spark_session import spark_connection

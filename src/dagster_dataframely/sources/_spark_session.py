@@ -12,13 +12,20 @@ stderr) is silenced while the check's queries run, and put back as it was after 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
-from typing import Any, TypeVar
+from functools import partial
+from typing import TYPE_CHECKING, Any, TypeVar
+from uuid import uuid4
 
 import polars as pl
 
 from ._spark_connect import is_connect, probe
+
+if TYPE_CHECKING:
+    from .._engine.sql.dialects import Dialect
+    from .._engine.sql.dialects.spark import SparkDialect
+    from .._engine.sql.sessions import Current, Value
 
 _T = TypeVar("_T")
 
@@ -53,13 +60,71 @@ def spark_connection(resource: Any) -> Iterator[SparkConnection]:
 
 
 class SparkConnection:
-    """The DB-API surface the SQL sources use: `cursor()`; no transactions."""
+    """The DB-API surface the SQL sources use: `cursor()`; no transactions. Its session's
+    settings are read and set through `spark.conf` (`settings`), not SQL statements."""
 
     def __init__(self, session: Any) -> None:
         self.session = session
 
     def cursor(self) -> SparkCursor:
         return SparkCursor(self.session)
+
+    @contextmanager
+    def temporary_view(self, sql: str) -> Iterator[str]:
+        """The rows of the query `sql` as a temporary view of the session, named uniquely,
+        dropped when the context ends. It keeps the query's analysed plan: a path's files
+        are listed and their schema read once, here (a missing or unreadable path fails
+        here, with Spark's error), where each query that names the path would do both
+        again."""
+        name = f"dy_view_{uuid4().hex}"
+        _tagged(lambda: self.session.sql(sql).createTempView(name))
+        try:
+            yield name
+        finally:
+            with suppress(Exception):  # a session the failure stopped holds no view
+                _tagged(lambda: self.session.catalog.dropTempView(name))
+
+    def settings(self, dialect: Dialect) -> SparkSettings | None:
+        """The session's settings through `spark.conf`, where they are its configuration
+        (`SparkDialect.session_conf`); None for another dialect's (its statements set them)."""
+        from .._engine.sql.dialects.spark import SparkDialect
+
+        if isinstance(dialect, SparkDialect) and dialect.session_conf:
+            return SparkSettings(self.session, dialect)
+        return None
+
+
+class SparkSettings:
+    """A session's settings through pyspark's `RuntimeConfig` (`spark.conf`, classic or
+    Connect): one call each, where a `SET` statement is parsed, planned and run as a
+    command (about 40 ms each in a warm local JVM)."""
+
+    def __init__(self, session: Any, dialect: SparkDialect) -> None:
+        self.conf, self.dialect = session.conf, dialect
+
+    def current(self, names: list[str]) -> dict[str, Current]:
+        """The values the session was given (`getAll`), and the value every other one of
+        `names` it knows inherits (a setting it does not know is left out)."""
+        from pyspark.errors import SparkNoSuchElementException
+
+        given: dict[str, str] = _tagged(lambda: self.conf.getAll)
+        inherited: dict[str, str] = {}
+        for name in names:
+            if name not in given:
+                with suppress(SparkNoSuchElementException):
+                    inherited[name] = _tagged(partial(self.conf.get, name))
+        rows = [{"key": name, "value": value} for name, value in given.items()]
+        return self.dialect.current_session(rows, inherited)
+
+    def apply(self, settings: Mapping[str, Value | None]) -> None:
+        """Set each setting, as text (`true`, `UTC`); None: unset it."""
+        from .._engine.sql.sessions import text
+
+        for name, value in settings.items():
+            if value is None:
+                _tagged(partial(self.conf.unset, name))
+            else:
+                _tagged(partial(self.conf.set, name, text(value)))
 
 
 class SparkCursor:
@@ -177,8 +242,9 @@ _GONE = "08003"
 _DENIED = "42501"
 #: The Java exceptions of a file the storage refuses to the session's user.
 _DENIALS = ("AccessDeniedException", "AccessControlException")
-#: pyspark's logger of a failed SQL query (`PySparkException._log_exception`).
-_QUERY_LOGGER = "SQLQueryContextLogger"
+#: pyspark's loggers of a failed SQL query and a failed DataFrame call (a path read by
+#: `SparkConnection.path_view`), in `PySparkException._log_exception`.
+_QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 
 def _tagged(call: Callable[[], _T]) -> _T:
@@ -199,23 +265,25 @@ def _tagged(call: Callable[[], _T]) -> _T:
 
 
 def _quiet() -> AbstractContextManager[None]:
-    """pyspark's query logger disabled inside the context, as it was after it (a user's
+    """pyspark's query loggers disabled inside the context, as they were after it (a user's
     own logging of other queries is untouched)."""
     try:
         from pyspark.logger import PySparkLogger
     except ImportError:  # a pyspark without its structured logger logs nothing of its own
         return nullcontext()
-    return _disabled(PySparkLogger.getLogger(_QUERY_LOGGER))
+    return _disabled([PySparkLogger.getLogger(name) for name in _QUERY_LOGGERS])
 
 
 @contextmanager
-def _disabled(logger: Any) -> Iterator[None]:
-    was = logger.disabled
-    logger.disabled = True
+def _disabled(loggers: list[Any]) -> Iterator[None]:
+    were = [logger.disabled for logger in loggers]
+    for logger in loggers:
+        logger.disabled = True
     try:
         yield
     finally:
-        logger.disabled = was
+        for logger, was in zip(loggers, were, strict=True):
+            logger.disabled = was
 
 
 def _state(error: Exception, cause: str | None) -> str | None:

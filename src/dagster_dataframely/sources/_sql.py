@@ -11,7 +11,7 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 from __future__ import annotations
 
 from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
-from contextlib import AbstractContextManager, ExitStack, contextmanager, suppress
+from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
 from uuid import uuid4
@@ -93,6 +93,11 @@ class SQLTableSource(Source):
         """The DB-API connection the run's resource gives, open inside the context."""
         return connection_of(resource, self.resource_key)
 
+    def resolved(self, database: _Database) -> AbstractContextManager[exp.Table]:
+        """The table the check's queries read, while the context is open: the one named."""
+        assert self.reference.table is not None
+        return nullcontext(self.reference.table)
+
     #: What to check when the connection cannot be opened.
     connection_fix: ClassVar[str] = CONNECTION_FIX
     #: The source's own fixes of a table the database refuses (SQLSTATE -> fix, `{table}`
@@ -136,7 +141,7 @@ class SQLTableSource(Source):
             stack.callback(database.reads.stop)
             rows = relation(
                 database.dtypes,
-                source.reference.table,
+                stack.enter_context(source.resolved(database)),
                 self.dialect,
                 partition,
                 self.reference.partition_expr,
@@ -245,35 +250,24 @@ class _Database:
 
     @contextmanager
     def pinned(self) -> Iterator[None]:
-        """The dialect's session settings pinned on the connection (where its cursors share
-        one session) while the check runs, and the user's own restored after it: the
-        connection is the resource's, and it is theirs again when the check ends."""
-        from .._engine.sql.sessions import pinning
+        """The dialect's session settings pinned on the connection while the check runs, and
+        the user's own restored after it (see `_pins`): the connection is the resource's,
+        and it is theirs again when the check ends."""
+        from ._pins import pinned
 
-        dialect = self.dialect
-        if dialect is None or dialect.cursors_are_sessions or not dialect.session_settings:
+        with pinned(self):
             yield
-            return
-        settings = dialect.session_settings
-        sql = dialect.read_session(list(settings)).sql(dialect=self.source.dialect)
-        with self.cursor(sql) as cursor:
-            names = [column[0] for column in cursor.description]
-            rows = [dict(zip(names, row, strict=True)) for row in cursor.fetchall()]
-        plan = pinning(settings, dialect.current_session(rows))
-        self.set(plan.pin)
-        self.pins.update(plan.pin)
+
+    @contextmanager
+    def named(self, what: str) -> Iterator[None]:
+        """A failure of `what` (a call of the connection's own API, not a query) named as a
+        failed query's: the asset, the source, the table and the fix."""
         try:
             yield
-        finally:
-            self.pins.clear()
-            with suppress(Exception):  # a connection the failure closed has nothing to restore
-                self.set(plan.restore)
-
-    def set(self, settings: Mapping[str, Value | None]) -> None:
-        assert self.dialect is not None
-        for statement in self.dialect.set_session(settings):
-            with self.cursor(statement.sql(dialect=self.source.dialect)):
-                pass
+        except SOURCE_ERRORS:
+            raise
+        except Exception as error:
+            raise self.error(error, what, rules=False) from error
 
     def streaming_cursor(self) -> Any:
         """A server-side cursor where the driver has them (psycopg's and psycopg2's

@@ -23,6 +23,8 @@ class DatabricksDialect(SparkDialect):
     #: read a backslash as an escape and it compares column names case-insensitively with
     #: no parameter to change either; names cannot differ by case only there.
     session_settings: ClassVar[dict[str, Value]] = {"ANSI_MODE": True, "TIMEZONE": "UTC"}
+    #: A SQL warehouse's parameters are set by `SET` only: they are no `spark.conf` keys.
+    session_conf = False
     #: Unity Catalog grants `CREATE TABLE` on a schema to a principal (a user or group).
     create_privilege = "CREATE TABLE"
 

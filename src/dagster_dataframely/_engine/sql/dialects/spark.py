@@ -62,6 +62,9 @@ class SparkDialect(Dialect):
     }
     #: Every query of a `SparkSession` shares its settings.
     cursors_are_sessions = False
+    #: The settings are a session's runtime configuration, which a `SparkSession` reads and
+    #: sets through `spark.conf` without a SQL statement (see `sources._pins`).
+    session_conf = True
 
     def set_session(self, settings: Mapping[str, Value | None]) -> list[exp.Expr]:
         """`SET name = value`, the value unquoted as Spark reads it (a quoted one keeps its
@@ -84,14 +87,23 @@ class SparkDialect(Dialect):
         the internal settings (`spark.sql.caseSensitive`)."""
         return exp.Command(this="SET", expression="")
 
-    def current_session(self, rows: list[dict[str, Any]]) -> dict[str, Current]:
-        """The settings the session was given, as it has them; every other one it inherits
-        (its value unread, so it is pinned, then `RESET`). Flags are compared as Spark
-        reads them (`TRUE` is `true`)."""
+    def current_session(
+        self, rows: list[dict[str, Any]], inherited: Mapping[str, str] | None = None
+    ) -> dict[str, Current]:
+        """The settings the session was given (`rows`, as `SET` lists them), as it has them;
+        every other one it inherits, with its value where it was read (`inherited`, from
+        `spark.conf`: a setting the session does not know is left out), else unread (so it
+        is pinned, then `RESET`). Flags are compared as Spark reads them (`TRUE` is
+        `true`)."""
         given = {row["key"]: _normal(str(row["value"])) for row in rows}
+        if inherited is None:  # `SET` lists only what was given: the rest is unread
+            inherited = dict.fromkeys(self.session_settings, "")
         return {
-            name: Current(given[name]) if name in given else Current("", own=False)
+            name: Current(given[name])
+            if name in given
+            else Current(_normal(inherited[name]), own=False)
             for name in self.session_settings
+            if name in given or name in inherited
         }
 
     def wall_clock(self) -> exp.DataType:

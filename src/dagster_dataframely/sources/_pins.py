@@ -11,14 +11,34 @@ warehouse, reached over DB-API, has no other way.
 from __future__ import annotations
 
 from collections.abc import Iterator, Mapping
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from functools import partial
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 if TYPE_CHECKING:
     from .._engine.sql.dialects import Dialect
     from .._engine.sql.sessions import Current, Value
-    from ._sql import _Database
+
+
+class _Database(Protocol):
+    """The queries on one connection that the settings are pinned for (`_sql._Database`;
+    named by its shape, so this module does not import the one that imports it)."""
+
+    @property
+    def connection(self) -> Any: ...
+
+    @property
+    def source(self) -> Any: ...
+
+    @property
+    def pins(self) -> dict[str, Value]: ...
+
+    @property
+    def dialect(self) -> Dialect | None: ...
+
+    def cursor(self, sql: str) -> AbstractContextManager[Any]: ...
+
+    def named(self, what: str) -> AbstractContextManager[None]: ...
 
 
 class Settings(Protocol):

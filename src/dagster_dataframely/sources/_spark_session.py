@@ -243,7 +243,7 @@ _DENIED = "42501"
 #: The Java exceptions of a file the storage refuses to the session's user.
 _DENIALS = ("AccessDeniedException", "AccessControlException")
 #: pyspark's loggers of a failed SQL query and a failed DataFrame call (a path read by
-#: `SparkConnection.path_view`), in `PySparkException._log_exception`.
+#: `SparkConnection.temporary_view`), in `PySparkException._log_exception`.
 _QUERY_LOGGERS = ("SQLQueryContextLogger", "DataFrameQueryContextLogger")
 
 

@@ -413,6 +413,28 @@ def test_a_missing_path_fails_the_step_naming_the_path_and_the_fix(
     )
 
 
+def test_a_delta_path_in_a_session_without_delta_lake_names_the_fix(
+    spark: Any, tmp_path: Path
+) -> None:
+    # A real Delta table (deltalake writes it); the tests' session has no Delta Lake, as a
+    # plain `SparkSession` has not: Spark then reports the table missing.
+    table = tmp_path / "orders_delta"
+    pl.DataFrame({"amount": [1.0, 2.0]}).write_delta(table)
+
+    _, result = _checks_run(
+        Everything, dd.sources.SparkTableSource(path=str(table), format="delta"), {"spark": spark}
+    )
+
+    message = failure_text(result)
+    assert "SourceReadError" in message
+    assert f"Spark delta path '{table}' via resource 'spark'" in message
+    assert "[TABLE_OR_VIEW_NOT_FOUND]" in message
+    assert "holds a Delta table (a _delta_log folder)" in message
+    assert "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension" in message
+    assert "dd.sources.DeltaSource(path=...)" in message
+    assert "Check the table's name" not in message
+
+
 def test_a_path_check_leaves_no_view_in_the_users_session(spark: Any, tmp_path: Path) -> None:
     path = str(tmp_path / "payments")
     spark_view(spark, "everything_rows", EVERYTHING)

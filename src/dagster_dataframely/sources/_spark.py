@@ -51,6 +51,17 @@ class SparkTableSource(SQLTableSource):
         "role the cluster reads it with), or for a catalog table SELECT on it.",
         "42K03": "Check the path (path=): the Spark session finds no files at {table}.",
     }
+    #: The fix of a Delta path Spark reports missing (`42P01`). A session without Delta Lake
+    #: reads `delta` in ``delta.`path` `` as a schema's name and finds no such table; one
+    #: with it says the path holds no Delta table. The same state, so the fix names both.
+    delta_fix: ClassVar[str] = (
+        "Check that the path (path=) holds a Delta table (a _delta_log folder) and that the "
+        "session reads Delta tables: start it with Delta Lake (the delta-spark package, "
+        "spark.sql.extensions=io.delta.sql.DeltaSparkSessionExtension and "
+        "spark.sql.catalog.spark_catalog=org.apache.spark.sql.delta.catalog.DeltaCatalog; "
+        "Databricks has it built in). To check the table without Spark, give "
+        "dd.sources.DeltaSource(path=...), which reads it with deltalake."
+    )
 
     def __post_init__(self) -> None:
         if self.path is not None:
@@ -65,6 +76,8 @@ class SparkTableSource(SQLTableSource):
                 )
             quoted = self.path.replace("`", "``")
             object.__setattr__(self, "table", f"{self.format}.`{quoted}`")
+            if self.format == "delta":  # this source's fixes, over the class's
+                object.__setattr__(self, "read_fixes", {**self.read_fixes, "42P01": self.delta_fix})
         super().__post_init__()
 
     @contextmanager

@@ -26,7 +26,7 @@ from .exactness import NO_SQL_FORM, NotExact, fallback_engine
 from .maxima import aggregates, agreeing, in_polars, pushable
 from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
-from .samples import fetched
+from .samples import Sampled, fetched
 from .staging import Session
 
 _ROWS = "__dy_rows"
@@ -164,7 +164,7 @@ class SQLTable(KeyQueries):
         counted |= {name: head.failed for name, head in heads.items()}
         failed = {rule.name: counted[rule.name] for rule in pushed}  # in rule order
         samples: dict[str, pl.DataFrame] = {}
-        sampled: dict[str, tuple[exp.Select, list[str]]] = {}
+        sampled: dict[str, Sampled] = {}
         if max_failure_samples:
             for rule in (rule for rule in pushed if failed[rule.name]):
                 shown = _explaining(rule, identify, dtypes)
@@ -173,9 +173,16 @@ class SQLTable(KeyQueries):
                         rule, heads[rule.name], shown, max_failure_samples, dtypes
                     )
                     continue
-                query = self.sample(compiled[rule.name], shown, max_failure_samples)
-                sampled[rule.name] = (query, shown)
-        samples |= fetched(sampled, self.fetch, union_by_name=self.dialect.union_by_name)
+                condition = compiled[rule.name]
+                query = self.sample(condition, shown, max_failure_samples)
+                sampled[rule.name] = Sampled(query, shown, condition, failed[rule.name])
+        samples |= fetched(
+            sampled,
+            self.fetch,
+            limit=max_failure_samples,
+            union_by_name=self.dialect.union_by_name,
+            flagged=self.flagged_sample if self.dialect.shared_samples else None,
+        )
         engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]
         if not rest:
@@ -226,6 +233,21 @@ class SQLTable(KeyQueries):
         failing = exp.not_(exp.paren(condition), copy=False)
         # Built in place (`copy=False`) from fresh nodes: a sample is sent per failing rule.
         query = exp.select(*columns).from_(self.rows(), copy=False).where(failing, copy=False)
+        return query.limit(exp.Literal.number(limit), copy=False)
+
+    def flagged_sample(
+        self, conditions: Mapping[str, exp.Expr], shown: Sequence[str], limit: int
+    ) -> exp.Select:
+        """Up to `limit` rows failing any of `conditions` (flag column -> a rule's
+        condition): their `shown` columns and, per rule, a flag: TRUE where the row fails
+        it as `counts` counts it (`NOT (condition)` true), else FALSE, never NULL."""
+        columns: list[exp.Expr] = [exp.column(name, table=TABLE, quoted=True) for name in shown]
+        failing = [exp.not_(exp.paren(condition)) for condition in conditions.values()]
+        for flag, fails in zip(conditions, failing, strict=True):
+            exact = exp.Coalesce(this=fails.copy(), expressions=[exp.false()])
+            columns.append(exp.alias_(exact, flag))
+        query = exp.select(*columns).from_(self.rows(), copy=False)
+        query = query.where(exp.or_(*failing, copy=False), copy=False)
         return query.limit(exp.Literal.number(limit), copy=False)
 
 

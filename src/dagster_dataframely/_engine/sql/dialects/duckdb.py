@@ -56,6 +56,10 @@ class Dialect:
     #: `UNION ALL BY NAME` matches columns by name, NULL where a branch lacks one: the
     #: samples of many rules are fetched in one query (`samples`).
     union_by_name: ClassVar[bool] = True
+    #: The samples of all failing rules come from one bounded query, each row flagged per
+    #: rule (`samples`): for a database that runs each query as a job of its own, where a
+    #: sample query costs a scan's start however few rows it brings back.
+    shared_samples: ClassVar[bool] = False
     #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
     #: grouping is then summed and limited without a window over it (`repeated`).
     materialized_cte: ClassVar[bool] = True

@@ -30,7 +30,9 @@ class SparkDialect(Dialect):
     regex_engine = JAVA  # `RLIKE`
     binary_collation = "UTF8_BINARY"
     materialized_cte = False  # no MATERIALIZED keyword
-    union_by_name = False  # no `UNION ALL BY NAME` in its SQL: each sample is a query
+    union_by_name = False  # no `UNION ALL BY NAME` in its SQL
+    #: A sample query is a Spark job of its own (and each branch of a `UNION ALL` a stage).
+    shared_samples = True
     #: The collation a text column without one has, which compares bytes.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"UTF8_BINARY"})
 

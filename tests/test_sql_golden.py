@@ -114,7 +114,7 @@ def _queries(dialect: str) -> dict[str, str]:
         for name in ("paid_orders_have_an_amount", "bulk_orders_are_discounted")
         if name in compiled
     )
-    return {
+    queries = {
         "counts": table.sql(table.counts(by_row, compiled)),
         f"sample_{bound.replace('|', '_')}": table.sql(table.sample(compiled[bound], shown, 5)),
         # A key rule: one grouping counts its rows and brings back its first repeated keys.
@@ -135,6 +135,13 @@ def _queries(dialect: str) -> dict[str, str]:
             table.sample(compiled[custom], ["order_id", "status", "amount"], 5)
         ),
     }
+    if table.dialect.shared_samples:
+        # Both rules' samples from one query: each row flagged per rule, TRUE or FALSE.
+        flagged = {"__dy_fails0": compiled[bound], "__dy_fails1": compiled[custom]}
+        queries["samples_flagged"] = table.sql(
+            table.flagged_sample(flagged, ["order_id", "amount", "status"], 10)
+        )
+    return queries
 
 
 def _head(keys: dict[str, list[int | None]]) -> RepeatedHead:

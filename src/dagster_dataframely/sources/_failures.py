@@ -40,7 +40,7 @@ _WRITTEN_SQLSTATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})\b")
 #: SQLSTATE classes of a lost or refused connection.
 _CONNECTION_CLASSES = ("08",)
 #: Drivers' errors of a connection lost mid-query that carry no SQLSTATE (module, class).
-_LOST = {("databricks.sql.exc", "RequestError")}
+_LOST = {("databricks.sql.exc", "RequestError"), ("urllib3.exceptions", "MaxRetryError")}
 #: DuckDB's errors of a table that cannot be read (the others, in a rule query, are the rule's).
 _DUCKDB_READ = ("CatalogException", "PermissionException", "IOException")
 

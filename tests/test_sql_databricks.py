@@ -154,7 +154,9 @@ def test_a_session_with_ansi_off_in_new_york_counts_the_same_and_is_put_back(
     assert {k.upper(): v for k, v in opened[1].items()} == mine
 
 
-def test_a_daily_partition_is_checked_alone(spark: Any, standin: Warehouse) -> None:
+@pytest.mark.parametrize("day", ["2021-01-01", "2020-06-01"], ids=["with rows", "empty"])
+def test_a_daily_partition_is_checked_alone(spark: Any, standin: Warehouse, day: str) -> None:
+    # The empty day: the warehouse's Arrow results have no rows, the fallback read included.
     days = dg.DailyPartitionsDefinition(start_date="2019-12-31")
 
     @dg.asset(name="payments", partitions_def=days, metadata={"dagster/table_name": "payments"})
@@ -172,15 +174,19 @@ def test_a_daily_partition_is_checked_alone(spark: Any, standin: Warehouse) -> N
     result = dg.materialize(
         [payments, checks],
         resources={"databricks": _resource(standin)},
-        partition_key="2021-01-01",
+        partition_key=day,
         raise_on_error=False,
     )
 
     stored = pl.from_arrow(spark.table("payments").toArrow())
     assert isinstance(stored, pl.DataFrame)
-    day = stored.filter(pl.col("day") == dt.date(2021, 1, 1))
-    assert _nonzero({n: c for n, (c, _) in _outcomes(result).items()}) == _nonzero(
-        _dataframely(Everything, day)
+    rows = stored.filter(pl.col("day") == dt.date.fromisoformat(day))
+    outcomes = _outcomes(result)
+    assert _nonzero({n: c for n, (c, _) in outcomes.items()}) == _nonzero(
+        _dataframely(Everything, rows)
+    )
+    assert {n for n, (_, engine) in outcomes.items() if engine != "databricks"} == (
+        EVERYTHING_FALLBACKS  # read into polars, from an empty result on the empty day
     )
 
 

@@ -112,6 +112,7 @@ constraints: $(UV)
 		--annotation-style line --quiet --output-file .uv/lowest.txt
 	grep '(pyproject.toml)$$' .uv/lowest.txt > .uv/lowest-direct.txt
 	printf -- '-e .\n' | $(UV) pip compile - pyproject.toml --all-extras --group pyproject.toml:dev --group pyproject.toml:spark \
+		--group pyproject.toml:databricks \
 		--constraints .uv/lowest-direct.txt --python-version 3.10 \
 		--no-emit-package dagster-dataframely --no-emit-package dagster-dataframely-demo \
 		--custom-compile-command 'make constraints' --quiet --output-file $(OLDEST)

@@ -15,6 +15,7 @@ from ..errors import InvalidSourceError
 from ._base import Source, SourceLike, reading
 from ._callable import CallableSource
 from ._config import SourceKind, source_from_config
+from ._databricks import DatabricksSQLResource
 from ._duckdb import DuckDBTableSource
 from ._files import DeltaSource, ParquetSource
 from ._io_manager import IOManagerSource
@@ -23,6 +24,7 @@ from ._sql import SQLTableSource
 
 __all__ = [
     "CallableSource",
+    "DatabricksSQLResource",
     "DeltaSource",
     "DuckDBTableSource",
     "IOManagerSource",

@@ -5,6 +5,7 @@ the role where the driver tells it, and the fix that fits what failed.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager
@@ -34,8 +35,12 @@ _READ_FIXES = {
     "{role}, or check one partition at a time (partition_expr) so each query reads less.",
 }
 _READ_FIX = "Check that {table} exists and that {role} may read it."
+#: A SQLSTATE written in an error's message (Spark's and Databricks' errors end with it).
+_WRITTEN_SQLSTATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})\b")
 #: SQLSTATE classes of a lost or refused connection.
 _CONNECTION_CLASSES = ("08",)
+#: Drivers' errors of a connection lost mid-query that carry no SQLSTATE (module, class).
+_LOST = {("databricks.sql.exc", "RequestError"), ("urllib3.exceptions", "MaxRetryError")}
 #: DuckDB's errors of a table that cannot be read (the others, in a rule query, are the rule's).
 _DUCKDB_READ = ("CatalogException", "PermissionException", "IOException")
 
@@ -104,10 +109,10 @@ def query_error(
     evaluating the rule; any query the database refuses for its table fails reading it.
     `fixes` (SQLSTATE -> fix) are the source's own, over the ones here."""
     known = {**_READ_FIXES, **(fixes or {})}
-    state = str(getattr(error, "sqlstate", None) or getattr(error, "pgcode", None) or "")
+    state = _sqlstate(error)
     detail = f"{type(error).__name__}: {_text(error)} (query: {logged(sql)})"
     as_role = f" as role {role}" if role else ""
-    if state[:2] in _CONNECTION_CLASSES:
+    if state[:2] in _CONNECTION_CLASSES or _lost(error):
         return SourceConnectionError(
             f"Lost the connection to the database of asset {asset} (table {table}) through "
             f"{source}{as_role}: {detail}. Nothing was checked. Check that the server is "
@@ -127,6 +132,23 @@ def query_error(
     return SourceReadError(
         f"Could not check asset {asset} in {source}{as_role}: the database refused to read "
         f"table {table}: {detail}. {fix}"
+    )
+
+
+def _sqlstate(error: Exception) -> str:
+    """The error's SQLSTATE: the driver's attribute (`sqlstate`, psycopg2's `pgcode`), else
+    the `SQLSTATE: 42P01` Spark and the Databricks SQL connector write in the message."""
+    state = getattr(error, "sqlstate", None) or getattr(error, "pgcode", None)
+    if state:
+        return str(state)
+    written = _WRITTEN_SQLSTATE.search(str(error))
+    return written.group(1) if written else ""
+
+
+def _lost(error: Exception) -> bool:
+    """Whether the driver lost the connection (its error has no SQLSTATE to say so)."""
+    return isinstance(error, ConnectionError) or any(
+        (kind.__module__, kind.__name__) in _LOST for kind in type(error).__mro__
     )
 
 

@@ -315,6 +315,12 @@ class _Database:
                 frame: pl.DataFrame = fetch_frame()
                 return frame
             names = [column[0] for column in cursor.description]
+            fetchall_arrow = getattr(cursor, "fetchall_arrow", None)  # Databricks' connector
+            if fetchall_arrow is not None:
+                arrow = _from_arrow(fetchall_arrow())
+                # An empty result may come without its columns: the row path's frame then.
+                if arrow.width or not names:
+                    return arrow
             return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
 
     def execute(self, sql: str) -> None:
@@ -360,6 +366,8 @@ class _Database:
                 arrow = _arrow_frames(cursor)
                 if arrow is not None:
                     for rows in arrow:
+                        if not rows.width:  # an empty result without its columns
+                            continue
                         for batch_rows in rows.cast(wanted).iter_slices(size):
                             yield batch_rows if predicate is None else batch_rows.filter(predicate)
                     return
@@ -385,11 +393,28 @@ class _Database:
 
 def _arrow_frames(cursor: Any) -> Iterable[pl.DataFrame] | None:
     """A cursor's result as polars frames read from Arrow, not Python rows: streamed batch
-    by batch where it can (`fetch_batches`), else whole (`fetch_frame`); None for a plain
-    DB-API cursor."""
+    by batch where it can (`fetch_batches`; the Databricks SQL connector's
+    `fetchmany_arrow`, about twice as fast as its rows), else whole (`fetch_frame`); None
+    for a plain DB-API cursor."""
     fetch_batches = getattr(cursor, "fetch_batches", None)
     if fetch_batches is not None:
         batches: Iterable[pl.DataFrame] = fetch_batches()
         return batches
+    fetchmany_arrow = getattr(cursor, "fetchmany_arrow", None)
+    if fetchmany_arrow is not None:
+        return _arrow_batches(fetchmany_arrow)
     fetch_frame = getattr(cursor, "fetch_frame", None)
     return None if fetch_frame is None else [fetch_frame()]
+
+
+def _arrow_batches(fetchmany_arrow: Callable[[int], Any]) -> Iterator[pl.DataFrame]:
+    """The frames of `fetchmany_arrow(n)` (a `pyarrow.Table` each) until one is empty."""
+    while (table := fetchmany_arrow(_BATCH_ROWS)).num_rows:
+        yield _from_arrow(table)
+
+
+def _from_arrow(table: Any) -> pl.DataFrame:
+    """A `pyarrow.Table` as a polars frame."""
+    frame = pl.from_arrow(table)
+    assert isinstance(frame, pl.DataFrame)
+    return frame

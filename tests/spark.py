@@ -72,3 +72,27 @@ def spark_view(session: Any, name: str, frame: Any, *, collated: tuple[str, ...]
         f"CREATE OR REPLACE TEMPORARY VIEW `{name}` AS SELECT {columns} FROM `{name}__sent`"
     )
     return name
+
+
+def stamps() -> tuple[Any, Any]:
+    """A schema whose counts a session's settings could move, and its two rows: 02:30 on
+    2024-03-10 is in New York's DST gap (a zone would move it, a wall clock not), and the
+    regex is case-sensitive."""
+    import datetime as dt
+
+    import dataframely as dy
+    import polars as pl
+
+    class Stamps(dy.Schema):
+        at = dy.Datetime(min=dt.datetime(2024, 3, 10, 2, 30))
+        total = dy.Float64(check={"doubled": lambda c: c * 2.0 < 100.0})
+        code = dy.String(regex="^a")
+
+    frame = pl.DataFrame(
+        {
+            "at": [dt.datetime(2024, 3, 10, 2, 29), dt.datetime(2024, 3, 10, 2, 30)],
+            "total": [1.0, 50.0],
+            "code": ["ab", "Ab"],
+        }
+    )
+    return Stamps, frame

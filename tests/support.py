@@ -170,3 +170,18 @@ def materialize_project(sandbox: DefsFolderSandbox, tmp_path: Path) -> dg.Execut
             resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
             raise_on_error=False,
         )
+
+
+def rule_outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, str]]:
+    """check name -> (failed rows, engine) of each rule check of the run."""
+    return {
+        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)  # type: ignore[misc]
+        for name, e in evaluations(result).items()
+        if "dy_failed_count" in e.metadata
+    }
+
+
+def dataframely_rule_counts(schema: Any, frame: pl.DataFrame) -> dict[str, int]:
+    """check name -> what Dataframely's `filter` counts on `frame`, zeros included."""
+    _, failures = schema.filter(frame)
+    return {"dy_rule__" + n.replace("|", "__"): c for n, c in failures.counts().items()}

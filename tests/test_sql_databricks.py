@@ -17,8 +17,8 @@ import dataframely as dy
 import polars as pl
 import pytest
 from databricks_sea import HTTP_PATH, TOKEN, Warehouse, warehouse
-from spark import GROUP, spark_view
-from support import evaluations, failure_text
+from spark import GROUP, spark_view, stamps
+from support import dataframely_rule_counts, failure_text, rule_outcomes
 from test_catalogue_kinds import Everything
 from test_sql_spark import EVERYTHING, EVERYTHING_FALLBACKS
 
@@ -64,19 +64,6 @@ def _run(
     )
 
 
-def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, str]]:
-    return {
-        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)  # type: ignore[misc]
-        for name, e in evaluations(result).items()
-        if "dy_failed_count" in e.metadata
-    }
-
-
-def _dataframely(schema: type[dy.Schema], frame: pl.DataFrame) -> dict[str, int]:
-    _, failures = schema.filter(frame)
-    return {"dy_rule__" + n.replace("|", "__"): c for n, c in failures.counts().items()}
-
-
 def _nonzero(counts: dict[str, Any]) -> dict[str, int]:
     return {name: count for name, count in counts.items() if count}
 
@@ -86,11 +73,11 @@ def test_every_rule_kind_runs_in_the_warehouse_with_dataframelys_counts(
 ) -> None:
     result = _run(Everything, _resource(standin))
 
-    outcomes = _outcomes(result)
+    outcomes = rule_outcomes(result)
     stored = pl.from_arrow(spark.table("payments").toArrow())
     assert isinstance(stored, pl.DataFrame)
     assert _nonzero({n: c for n, (c, _) in outcomes.items()}) == _nonzero(
-        _dataframely(Everything, stored)
+        dataframely_rule_counts(Everything, stored)
     )
     assert {n for n, (_, engine) in outcomes.items() if engine != "databricks"} == (
         EVERYTHING_FALLBACKS
@@ -103,18 +90,7 @@ def test_every_rule_kind_runs_in_the_warehouse_with_dataframelys_counts(
 def test_a_session_with_ansi_off_in_new_york_counts_the_same_and_is_put_back(
     spark: Any, standin: Warehouse
 ) -> None:
-    class Stamps(dy.Schema):
-        at = dy.Datetime(min=dt.datetime(2024, 3, 10, 2, 30))
-        total = dy.Float64(check={"doubled": lambda c: c * 2.0 < 100.0})
-        code = dy.String(regex="^a")
-
-    frame = pl.DataFrame(
-        {
-            "at": [dt.datetime(2024, 3, 10, 2, 29), dt.datetime(2024, 3, 10, 2, 30)],
-            "total": [1.0, 50.0],
-            "code": ["ab", "Ab"],
-        }
-    )
+    Stamps, frame = stamps()
     spark_view(spark, "stamps_rows", frame)
     spark.sql("DROP TABLE IF EXISTS stamps")
     spark.sql("CREATE TABLE stamps USING parquet AS SELECT * FROM stamps_rows")
@@ -147,10 +123,10 @@ def test_a_session_with_ansi_off_in_new_york_counts_the_same_and_is_put_back(
 
     result = _run(Stamps, Mine(), table="stamps")
 
-    assert {engine for _, engine in _outcomes(result).values()} == {"databricks"}
-    assert _nonzero({n: c for n, (c, _) in _outcomes(result).items()}) == _dataframely(
-        Stamps, frame
-    )
+    assert {engine for _, engine in rule_outcomes(result).values()} == {"databricks"}
+    assert _nonzero(
+        {n: c for n, (c, _) in rule_outcomes(result).items()}
+    ) == dataframely_rule_counts(Stamps, frame)
     assert {k.upper(): v for k, v in opened[1].items()} == mine
 
 
@@ -181,9 +157,9 @@ def test_a_daily_partition_is_checked_alone(spark: Any, standin: Warehouse, day:
     stored = pl.from_arrow(spark.table("payments").toArrow())
     assert isinstance(stored, pl.DataFrame)
     rows = stored.filter(pl.col("day") == dt.date.fromisoformat(day))
-    outcomes = _outcomes(result)
+    outcomes = rule_outcomes(result)
     assert _nonzero({n: c for n, (c, _) in outcomes.items()}) == _nonzero(
-        _dataframely(Everything, rows)
+        dataframely_rule_counts(Everything, rows)
     )
     assert {n for n, (_, engine) in outcomes.items() if engine != "databricks"} == (
         EVERYTHING_FALLBACKS  # read into polars, from an empty result on the empty day
@@ -201,7 +177,7 @@ def test_a_utf8_lcase_column_is_counted_by_its_bytes(spark: Any, standin: Wareho
 
     result = _run(Tags, _resource(standin), table="tags")
 
-    assert _outcomes(result) == {
+    assert rule_outcomes(result) == {
         "dy_rule__primary_key": (2, "databricks"),
         "dy_rule__tag__regex": (2, "databricks"),
         "dy_rule__tag__check__a": (1, "databricks"),

@@ -22,8 +22,15 @@ import polars as pl
 import pytest
 from dagster.components.testing import DefsFolderSandbox
 from ledger import MEMBERS, POLARS_FILTERS, Ledger, ledger_frames
-from spark import GROUP, spark_view
-from support import evaluations, failure_text, logs, scaffold_checks
+from spark import GROUP, spark_view, stamps
+from support import (
+    dataframely_rule_counts,
+    evaluations,
+    failure_text,
+    logs,
+    rule_outcomes,
+    scaffold_checks,
+)
 from test_catalogue_kinds import Everything
 from test_collection_pushdown import dataframely_counts
 
@@ -67,21 +74,6 @@ def _checks_run(
     return instance, result
 
 
-def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, str]]:
-    """check name -> (failed rows, engine) of each rule check."""
-    return {
-        name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)  # type: ignore[misc]
-        for name, e in evaluations(result).items()
-        if "dy_failed_count" in e.metadata
-    }
-
-
-def _dataframely(schema: type[dy.Schema], frame: pl.DataFrame) -> dict[str, int]:
-    """check name -> what Dataframely's `filter` counts on `frame`, zeros included."""
-    _, failures = schema.filter(frame)
-    return {"dy_rule__" + n.replace("|", "__"): c for n, c in failures.counts().items()}
-
-
 def _read_back(spark: Any, table: str) -> pl.DataFrame:
     frame = pl.from_arrow(spark.table(table).toArrow())
     assert isinstance(frame, pl.DataFrame)
@@ -102,8 +94,8 @@ def test_every_rule_kind_runs_in_spark_with_dataframelys_counts(
 ) -> None:
     instance, result = _checks_run(Everything, dd.sources.SparkTableSource(), {"spark": spark})
 
-    outcomes = _outcomes(result)
-    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    outcomes = rule_outcomes(result)
+    expected = dataframely_rule_counts(Everything, _read_back(spark, catalog_table))
     counts = {name: count for name, (count, _) in outcomes.items()}
     assert {name: count for name, count in counts.items() if count} == {
         name: count for name, count in expected.items() if count
@@ -136,8 +128,8 @@ def test_databricks_sql_runs_on_a_local_spark_with_dataframelys_counts(
 
     _, result = _checks_run(Everything, source, {"warehouse": SparkConnection(spark)})
 
-    outcomes = _outcomes(result)
-    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    outcomes = rule_outcomes(result)
+    expected = dataframely_rule_counts(Everything, _read_back(spark, catalog_table))
     assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
     engines = {n for n, (_, engine) in outcomes.items() if engine != "databricks"}
     assert engines == EVERYTHING_FALLBACKS
@@ -167,9 +159,9 @@ def test_a_parquet_path_is_checked_by_its_daily_partition(spark: Any, tmp_path: 
     )
 
     day = EVERYTHING.filter(pl.col("day") == dt.date(2021, 1, 1))
-    outcomes = _outcomes(result)
+    outcomes = rule_outcomes(result)
     assert {n: c for n, (c, _) in outcomes.items() if c} == {
-        n: c for n, c in _dataframely(Everything, day).items() if c
+        n: c for n, c in dataframely_rule_counts(Everything, day).items() if c
     }
     assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
 
@@ -190,8 +182,8 @@ def test_the_component_checks_a_parquet_path_from_yaml(
             instance=dg.DagsterInstance.ephemeral(), raise_on_error=False
         )
 
-    outcomes = _outcomes(result)
-    expected = _dataframely(Everything, _read_back(spark, catalog_table))
+    outcomes = rule_outcomes(result)
+    expected = dataframely_rule_counts(Everything, _read_back(spark, catalog_table))
     assert {n: c for n, (c, _) in outcomes.items() if c} == {n: c for n, c in expected.items() if c}
     assert {n for n, (_, engine) in outcomes.items() if engine != "spark"} == EVERYTHING_FALLBACKS
 
@@ -217,14 +209,14 @@ def test_a_utf8_lcase_column_is_counted_by_its_bytes(spark: Any) -> None:
 
     # By bytes, as in polars: "A" and "B" fail the regex and only "b" repeats (under
     # UTF8_LCASE every tag would match and all five rows repeat a key).
-    assert _outcomes(result) == {
+    assert rule_outcomes(result) == {
         "dy_rule__primary_key": (2, "spark"),
         "dy_rule__tag__regex": (2, "spark"),
         "dy_rule__tag__check__a": (1, "spark"),
         "dy_rule__tag__nullability": (0, "spark"),
     }
-    counts = {n: c for n, (c, _) in _outcomes(result).items()}
-    assert {n: c for n, c in counts.items() if c} == _dataframely(Tags, frame)
+    counts = {n: c for n, (c, _) in rule_outcomes(result).items()}
+    assert {n: c for n, c in counts.items() if c} == dataframely_rule_counts(Tags, frame)
 
 
 @contextmanager
@@ -240,19 +232,7 @@ def _users_settings(spark: Any, settings: dict[str, str]) -> Iterator[None]:
 
 
 def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> None:
-    class Stamps(dy.Schema):
-        at = dy.Datetime(min=dt.datetime(2024, 3, 10, 2, 30))
-        total = dy.Float64(check={"doubled": lambda c: c * 2.0 < 100.0})
-        code = dy.String(regex="^a")
-
-    # 02:30 on 2024-03-10 is in New York's DST gap: a zone would move it, a wall clock not.
-    frame = pl.DataFrame(
-        {
-            "at": [dt.datetime(2024, 3, 10, 2, 29), dt.datetime(2024, 3, 10, 2, 30)],
-            "total": [1.0, 50.0],
-            "code": ["ab", "Ab"],
-        }
-    )
+    Stamps, frame = stamps()
     spark_view(spark, "stamps", frame)
     mine = {
         "spark.sql.ansi.enabled": "false",
@@ -265,7 +245,7 @@ def test_the_users_session_settings_are_put_back_after_the_check(spark: Any) -> 
         )
         assert {name: spark.conf.get(name) for name in mine} == mine
 
-    assert _outcomes(result) == {
+    assert rule_outcomes(result) == {
         "dy_rule__at__min": (1, "spark"),
         "dy_rule__at__nullability": (0, "spark"),
         "dy_rule__total__check__doubled": (1, "spark"),
@@ -324,7 +304,7 @@ def test_read_dtypes_cast_casts_in_spark_and_counts_the_values_that_do_not_conve
         read_dtypes="cast",
     )
 
-    assert _outcomes(cast) == {
+    assert rule_outcomes(cast) == {
         "dy_rule__level__check__positive": (1, "spark"),
         "dy_rule__level__nullability": (0, "spark"),
         "dy_rule__kind__nullability": (0, "spark"),
@@ -463,7 +443,7 @@ def test_a_path_check_leaves_no_view_in_the_users_session(spark: Any, tmp_path: 
     checked = run("day")
     failed = run("no_such_column")  # fails after the path was read, selecting the partition
 
-    assert "spark" in {engine for _, engine in _outcomes(checked).values()}
+    assert "spark" in {engine for _, engine in rule_outcomes(checked).values()}
     assert "`no_such_column` cannot be resolved" in failure_text(failed)
     assert {table.name for table in spark.catalog.listTables()} == views
 

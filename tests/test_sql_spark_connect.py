@@ -29,9 +29,9 @@ from pyspark.sql import SparkSession
 from pyspark.sql.connect.session import SparkSession as ConnectSession
 import dagster_dataframely as dd
 from spark import spark_view
-from support import failure_text
+from support import dataframely_rule_counts, failure_text, rule_outcomes
 from test_catalogue_kinds import Everything
-from test_sql_spark import EVERYTHING, _checks_run, _dataframely, _outcomes
+from test_sql_spark import EVERYTHING, _checks_run
 
 free = socket.socket()
 free.bind(("127.0.0.1", 0))
@@ -58,10 +58,10 @@ source = dd.sources.SparkTableSource(table="no_such_table")
 _, missing = _checks_run(Everything, source, {"spark": session})
 print(json.dumps({
     "session": type(session).__module__,
-    "outcomes": _outcomes(result),
-    "by_path": _outcomes(by_path),
+    "outcomes": rule_outcomes(result),
+    "by_path": rule_outcomes(by_path),
     "views": views,
-    "expected": _dataframely(Everything, stored),
+    "expected": dataframely_rule_counts(Everything, stored),
     "missing": failure_text(missing),
 }))
 """

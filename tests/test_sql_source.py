@@ -234,7 +234,7 @@ def test_the_sources_page_checks_its_postgres_table_as_written(
 ) -> None:
     """docs/sources.md's PostgreSQL example, run as written against the test server."""
     page = (Path(__file__).parents[1] / "docs" / "sources.md").read_text()
-    section = page.split("## PostgreSQL and other databases", 1)[1]
+    section = page.split("## PostgreSQL and other databases", 1)[1].split("\n## ", 1)[0]
     (block,) = re.findall(r"^```python\n(.*?)^```", section, re.S | re.M)
     with server.connect() as connection:
         connection.execute(INVOICES)

@@ -43,7 +43,8 @@ class Sampled:
 
 
 #: Builds the shared query: flag column -> a rule's condition, the shown columns, a bound.
-Flagged = Callable[[Mapping[str, exp.Expr], Sequence[str], int], exp.Select]
+#: (`exp.Expr` quoted: an alias is evaluated at import, and older sqlglot has no `exp.Expr`.)
+Flagged = Callable[[Mapping[str, "exp.Expr"], Sequence[str], int], exp.Select]
 
 
 def fetched(

@@ -14,7 +14,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 from spark import GROUP
-from support import evaluations
+from support import evaluations, logs
 
 import dagster_dataframely as dd
 
@@ -42,7 +42,9 @@ def _frame(amount: list[int | None], refund: list[int | None], cap: list[int | N
     )
 
 
-def _checked(spark: Any, tmp_path: Path, frame: pl.DataFrame) -> dg.ExecuteInProcessResult:
+def _checked(
+    spark: Any, tmp_path: Path, frame: pl.DataFrame, instance: dg.DagsterInstance | None = None
+) -> dg.ExecuteInProcessResult:
     """`Orders` checked on `frame` written as one parquet file (Spark reads it in order)."""
     path = str(tmp_path / "orders")
     spark.createDataFrame(frame.to_arrow()).coalesce(1).write.parquet(path)
@@ -57,7 +59,17 @@ def _checked(spark: Any, tmp_path: Path, frame: pl.DataFrame) -> dg.ExecuteInPro
         resources={"spark": spark},
         selection=dg.AssetSelection.all_asset_checks(),
         raise_on_error=False,
+        instance=instance,
     )
+
+
+def _sample_queries(instance: dg.DagsterInstance, result: Any) -> tuple[int, int]:
+    """How many shared sample queries (rows flagged per rule) and own sample queries (one
+    rule's `LIMIT 5`) the check sent, from the queries its step logged."""
+    sent = [line for line in logs(instance, result) if line.startswith("Pushed down to spark")]
+    shared = sum("__dy_fails" in line for line in sent)
+    own = sum(f"LIMIT {LIMIT}" in line and "__dy_fails" not in line for line in sent)
+    return shared, own
 
 
 def _failing_ids(frame: pl.DataFrame) -> dict[str, set[int]]:
@@ -115,17 +127,41 @@ def test_each_rules_sample_is_its_failing_rows_as_many_as_it_shows(
 def test_a_rule_crowded_out_of_the_shared_query_still_gets_its_full_sample(
     spark: Any, tmp_path: Path
 ) -> None:
-    # 30 rows fail `amount|min` first: the shared query's bound (5 + 3 + 4 rows) is spent
-    # on them before any row failing `refund|min` or `amount_below_cap`.
-    crowded, late = 30, 10
+    # 30 rows fail `amount|min` first, and 7 of 400,000 rows fail the other rules, at the
+    # end: a table failing this thinly keeps the shared query's bound at what the samples
+    # need (5 + 3 + 4 rows), spent before any row failing `refund|min` or `amount_below_cap`.
+    crowded, passing = 30, 400_000
     frame = _frame(
-        amount=[-1] * crowded + [1] * late,
-        refund=[0] * (crowded + late - 3) + [-1] * 3,
-        cap=[5] * crowded + [0] * 4 + [5] * (late - 4),
+        amount=[-1] * crowded + [1] * (passing + 7),
+        refund=[0] * (crowded + passing + 4) + [-1] * 3,
+        cap=[5] * (crowded + passing) + [0] * 4 + [5] * 3,
     )
+    instance = dg.DagsterInstance.ephemeral()
 
-    result = _checked(spark, tmp_path, frame)
+    result = _checked(spark, tmp_path, frame, instance)
 
     sampled = _assert_samples_are_failing_rows(frame, result)
     assert len(sampled["dy_rule__refund__min"]) == 3
     assert len(sampled["dy_rule__amount_below_cap"]) == 4
+    assert _sample_queries(instance, result) == (1, 2)
+
+
+def test_a_rule_failing_densely_but_late_is_sampled_by_the_shared_query(
+    spark: Any, tmp_path: Path
+) -> None:
+    # As a range rule fails on a table whose values cycle: 30 rows failing `amount|min`
+    # first, then every row failing `refund|min`. The table fails densely, so the shared
+    # query reads on past the 10 rows the two samples need, and one query fills both.
+    crowded, late = 30, 20
+    frame = _frame(
+        amount=[-1] * crowded + [1] * late,
+        refund=[0] * crowded + [-1] * late,
+        cap=[100] * (crowded + late),
+    )
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = _checked(spark, tmp_path, frame, instance)
+
+    sampled = _assert_samples_are_failing_rows(frame, result)
+    assert len(sampled["dy_rule__refund__min"]) == LIMIT
+    assert _sample_queries(instance, result) == (1, 0)

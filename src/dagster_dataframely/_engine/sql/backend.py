@@ -182,6 +182,7 @@ class SQLTable(KeyQueries):
             limit=max_failure_samples,
             union_by_name=self.dialect.union_by_name,
             flagged=self.flagged_sample if self.dialect.shared_samples else None,
+            rows=row_count,
         )
         engines = plan.engines(self.dialect)
         rest = [rule for rule in rules if rule.name not in compiled]

@@ -29,6 +29,11 @@ _BRANCH = "__dy_sample"
 _FLAG = "__dy_fails"
 #: Rules per query: a bounded union (its width and sqlglot's nesting grow with it).
 BATCH = 32
+#: The shared query's rows, at most: one Arrow batch of Spark's (`maxRecordsPerBatch`).
+SHARED_ROWS = 10_000
+#: The table rows the shared query may read past what its samples need: as many failing
+#: rows as that many table rows hold at the table's own rate of failing rows.
+SHARED_SCAN = 100_000
 
 
 @dataclass(frozen=True)
@@ -54,33 +59,49 @@ def fetched(
     limit: int,
     union_by_name: bool,
     flagged: Flagged | None = None,
+    rows: int = 0,
 ) -> dict[str, pl.DataFrame]:
     """Rule name -> its sample, up to `limit` rows of its `shown` columns; `run` sends a
     query and returns its rows. With `flagged` (the dialect's `shared_samples`), the rules'
-    samples come from one shared query first."""
+    samples come from one shared query first, bounded by the table's `rows` too."""
     samples: dict[str, pl.DataFrame] = {}
     rest = dict(sampled)
     if flagged is not None and len(sampled) > 1:
         rest = {}
         named = list(sampled.items())
         for start in range(0, len(named), BATCH):
-            found, short = _shared(dict(named[start : start + BATCH]), run, flagged, limit)
+            batch = dict(named[start : start + BATCH])
+            found, short = _shared(batch, run, flagged, _bound(batch, limit, rows), limit)
             samples |= found
             rest |= short
     return samples | _own(rest, run, union_by_name=union_by_name)
+
+
+def _bound(sampled: Mapping[str, Sampled], limit: int, rows: int) -> int:
+    """The shared query's `LIMIT`: the rows the samples need if no row failed two rules
+    (`sum(min(limit, failed))`), raised to what the table's first `SHARED_SCAN` rows hold at
+    its rate of failing rows (at most `SHARED_ROWS`, and no more than fail). A rule whose
+    rows start later than the others' (a range of values) is then still in it, where the
+    table fails densely, while a table failing thinly is not read further for it."""
+    needed = sum(min(limit, one.failed) for one in sampled.values())
+    failing = sum(one.failed for one in sampled.values())  # a row failing two counts twice
+    if rows <= 0:
+        return needed
+    nearby = min(SHARED_ROWS, failing, -(-failing * SHARED_SCAN // rows))
+    return max(needed, nearby)
 
 
 def _shared(
     sampled: Mapping[str, Sampled],
     run: Callable[[exp.Expr], pl.DataFrame],
     flagged: Flagged,
+    bound: int,
     limit: int,
 ) -> tuple[dict[str, pl.DataFrame], dict[str, Sampled]]:
-    """The samples the shared query fills, and the rules it leaves short. Its bound is the
-    rows the samples need if no row failed two rules: `sum(min(limit, failed))`."""
+    """The samples the shared query fills (at most `bound` rows), and the rules it leaves
+    short."""
     flags = {name: f"{_FLAG}{index}" for index, name in enumerate(sampled)}
     shown = list(dict.fromkeys(column for one in sampled.values() for column in one.shown))
-    bound = sum(min(limit, one.failed) for one in sampled.values())
     conditions = {flags[name]: one.condition for name, one in sampled.items()}
     found = run(flagged(conditions, shown, bound))
     samples: dict[str, pl.DataFrame] = {}

@@ -10,7 +10,7 @@ sqlglot's type parser, so a `smallint` is an `Int16` as Dataframely declares it.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Generator, Iterable, Iterator, Mapping
+from collections.abc import Callable, Generator, Iterator, Mapping
 from contextlib import AbstractContextManager, ExitStack, contextmanager, nullcontext, suppress
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -22,6 +22,7 @@ from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
+from ._cursor_frames import arrow_frames, whole_frame
 from ._failures import CONNECTION_FIX, connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 from ._reads import Reads
@@ -310,18 +311,7 @@ class _Database:
     def run(self, sql: str) -> pl.DataFrame:
         self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
         with self.cursor(sql, rules=True) as cursor:
-            fetch_frame = getattr(cursor, "fetch_frame", None)  # Arrow, not Python rows
-            if fetch_frame is not None:
-                frame: pl.DataFrame = fetch_frame()
-                return frame
-            names = [column[0] for column in cursor.description]
-            fetchall_arrow = getattr(cursor, "fetchall_arrow", None)  # Databricks' connector
-            if fetchall_arrow is not None:
-                arrow = _from_arrow(fetchall_arrow())
-                # An empty result may come without its columns: the row path's frame then.
-                if arrow.width or not names:
-                    return arrow
-            return pl.DataFrame(cursor.fetchall(), schema=names, orient="row")
+            return whole_frame(cursor)
 
     def execute(self, sql: str) -> None:
         self.log(f"Pushed down to {self.source.dialect}: {logged(sql)}")
@@ -363,7 +353,7 @@ class _Database:
             query: str, wanted: pl.Schema, predicate: pl.Expr | None, size: int
         ) -> Generator[pl.DataFrame]:
             with self.cursor(query, streaming=True) as cursor:
-                arrow = _arrow_frames(cursor)
+                arrow = arrow_frames(cursor, _BATCH_ROWS)
                 if arrow is not None:
                     for rows in arrow:
                         if not rows.width:  # an empty result without its columns
@@ -389,32 +379,3 @@ class _Database:
             yield from self.reads.batches(read)
 
         return register_io_source(batches, schema=schema, is_pure=True)
-
-
-def _arrow_frames(cursor: Any) -> Iterable[pl.DataFrame] | None:
-    """A cursor's result as polars frames read from Arrow, not Python rows: streamed batch
-    by batch where it can (`fetch_batches`; the Databricks SQL connector's
-    `fetchmany_arrow`, about twice as fast as its rows), else whole (`fetch_frame`); None
-    for a plain DB-API cursor."""
-    fetch_batches = getattr(cursor, "fetch_batches", None)
-    if fetch_batches is not None:
-        batches: Iterable[pl.DataFrame] = fetch_batches()
-        return batches
-    fetchmany_arrow = getattr(cursor, "fetchmany_arrow", None)
-    if fetchmany_arrow is not None:
-        return _arrow_batches(fetchmany_arrow)
-    fetch_frame = getattr(cursor, "fetch_frame", None)
-    return None if fetch_frame is None else [fetch_frame()]
-
-
-def _arrow_batches(fetchmany_arrow: Callable[[int], Any]) -> Iterator[pl.DataFrame]:
-    """The frames of `fetchmany_arrow(n)` (a `pyarrow.Table` each) until one is empty."""
-    while (table := fetchmany_arrow(_BATCH_ROWS)).num_rows:
-        yield _from_arrow(table)
-
-
-def _from_arrow(table: Any) -> pl.DataFrame:
-    """A `pyarrow.Table` as a polars frame."""
-    frame = pl.from_arrow(table)
-    assert isinstance(frame, pl.DataFrame)
-    return frame

@@ -63,7 +63,7 @@ def test_the_history_is_newest_first_bounded_and_failed_evaluations_count(tmp_pa
 
         found = past_figures(instance, KEY, partition=None, limit=3)
 
-    assert [figures[":rows"] for figures in found] == [40.0, 5000.0, 20.0]
+    assert [run.figures[":rows"] for run in found] == [40.0, 5000.0, 20.0]
 
 
 def test_a_partition_key_selects_its_own_evaluations(tmp_path: Path) -> None:
@@ -74,5 +74,5 @@ def test_a_partition_key_selects_its_own_evaluations(tmp_path: Path) -> None:
         eu = past_figures(instance, KEY, partition="eu", limit=10)
         every = past_figures(instance, KEY, partition=None, limit=10)
 
-    assert [figures[":rows"] for figures in eu] == [3.0, 1.0]
-    assert [figures[":rows"] for figures in every] == [3.0, 2.0, 1.0]
+    assert [run.figures[":rows"] for run in eu] == [3.0, 1.0]
+    assert [run.figures[":rows"] for run in every] == [3.0, 2.0, 1.0]

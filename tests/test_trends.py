@@ -229,3 +229,61 @@ def test_the_cli_reads_the_history_its_home_holds(tmp_path: Path) -> None:
     assert (trend.passed, trend.severity) == (False, WARN)
     assert trend.metadata["dy_history"].value == 3
     assert trend.metadata["dy_assessment"].value.startswith("failed at severity WARN: 5,000 rows")
+
+
+def _rule_named(name: str) -> type[dy.Schema]:
+    """`Orders` with one schema-level rule, `name`: the amount is not negative."""
+
+    def rule(cls: Any) -> pl.Expr:
+        return pl.col("amount") >= 0
+
+    rule.__name__ = name
+    return type(
+        "Orders",
+        (dy.Schema,),
+        {"order_id": dy.Int64(primary_key=True), "amount": dy.Int64(), name: dy.rule()(rule)},
+    )
+
+
+def _run_with(
+    schema: type[dy.Schema], frame: pl.DataFrame, instance: dg.DagsterInstance
+) -> dg.AssetCheckEvaluation:
+    checks = dd.schema_checks(
+        schema,
+        asset="orders",
+        source=lambda _: frame,
+        trends=dd.Trends(window=3, min_history=3),
+    )
+    defs = dg.Definitions(
+        assets=[dg.AssetSpec("orders")],
+        asset_checks=[checks],
+        jobs=[dd.checks_job(checks, name="orders_checks")],
+    )
+    return _trend(defs.resolve_job_def("orders_checks"), instance)
+
+
+def test_a_renamed_rule_has_not_enough_history_rather_than_a_history_of_zeros(
+    instance: dg.DagsterInstance,
+) -> None:
+    """Three runs with `positive` failing on 10% of rows; the same rule renamed has no past
+    fraction, not a past of 0%, so it raises no alarm. Runs that judged it, failing no row,
+    are its history of zeros."""
+    tenth, clean = _orders(100, negative=10), _orders(100)
+    for _ in range(3):
+        assert _run_with(_rule_named("positive"), tenth, instance).passed
+
+    renamed = _run_with(_rule_named("not_negative"), tenth, instance)
+    for _ in range(3):
+        _run_with(_rule_named("not_negative"), clean, instance)
+    jumped = _run_with(_rule_named("not_negative"), tenth, instance)
+
+    assert renamed.passed, renamed.metadata["dy_assessment"].value
+    assert renamed.metadata["dy_assessment"].value == (
+        "passed: the row count within its band; not enough history for the rules' failing "
+        "fractions: 0 of the 3 evaluations a trend needs judged the same rules, 3 more needed"
+    )
+    assert (jumped.passed, jumped.severity) == (False, WARN)
+    assert jumped.metadata["dy_assessment"].value.startswith(
+        "failed at severity WARN: not_negative failing on 10.0000% of rows "
+        "(band 0.0000% to 0.0000%)"
+    )

@@ -20,8 +20,12 @@ from dagster._core.storage.asset_check_execution_record import (
     COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES,
 )
 
-#: The metadata key of the figures a trend check records for the runs after it.
+from .._engine.trends import Recorded
+
+#: The metadata keys of the figures a trend check records for the runs after it, and of the
+#: digest of the rules it judged (`Recorded`).
 FIGURES = "dy_trend_figures"
+RULES = "dy_trend_rules"
 
 
 def past_figures(
@@ -30,7 +34,7 @@ def past_figures(
     *,
     partition: str | None,
     limit: int,
-) -> list[Mapping[str, float]]:
+) -> list[Recorded]:
     """The figures the last `limit` completed evaluations of `check` recorded, newest first:
     of `partition` only when one is given (else of every partition). One query."""
     records = instance.event_log_storage.get_asset_check_execution_history(
@@ -39,20 +43,24 @@ def past_figures(
         status=set(COMPLETED_ASSET_CHECK_EXECUTION_RECORD_STATUSES),
         partition_filter=None if partition is None else PartitionKeyFilter(key=partition),
     )
-    found: list[Mapping[str, float]] = []
+    found: list[Recorded] = []
     for record in records:
-        recorded = _figures(record.event)
+        recorded = _recorded(record.event)
         if recorded is not None:
             found.append(recorded)
     return found
 
 
-def _figures(event: Any) -> Mapping[str, float] | None:
+def _recorded(event: Any) -> Recorded | None:
     """The figures an evaluation event carries; None for an evaluation that recorded none (an
     error before any figure, or a result written by an older version)."""
     data = getattr(getattr(event, "dagster_event", None), "event_specific_data", None)
-    value = getattr(data, "metadata", {}).get(FIGURES)
-    figures = getattr(value, "data", None)
+    metadata = getattr(data, "metadata", {})
+    figures = getattr(metadata.get(FIGURES), "data", None)
     if not isinstance(figures, Mapping):
         return None
-    return {str(name): float(number) for name, number in figures.items()}
+    rules = getattr(metadata.get(RULES), "text", None)
+    return Recorded(
+        {str(name): float(number) for name, number in figures.items()},
+        rules if isinstance(rules, str) else None,
+    )

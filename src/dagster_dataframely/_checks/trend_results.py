@@ -1,6 +1,8 @@
 """The trend check's result, `dy_table__trends`: this run's figures (its row count, each
 rule's failing fraction) against the history the sidecar read before evaluating, and the
-figures recorded for the runs after it (`dy_trend_figures`)."""
+figures recorded for the runs after it (`dy_trend_figures`, `dy_trend_rules`). The row count
+is judged against every past evaluation, the rules' fractions against those that judged the
+same rules (`Recorded`)."""
 
 from __future__ import annotations
 
@@ -15,8 +17,8 @@ from .._engine.catalogue import Rule
 from .._engine.display import table
 from .._engine.evaluate import Evaluation
 from .._engine.naming import TRENDS_CHECK
-from .._engine.trends import ROWS, Deviation, Trends, deviations, figures
-from .history_internals import FIGURES
+from .._engine.trends import ROWS, Deviation, Recorded, Trends, deviations, recorded
+from .history_internals import FIGURES, RULES
 from .table_results import SEVERITY
 
 _LISTED = 50
@@ -27,7 +29,7 @@ class TrendHistory:
     """An asset's trend settings and the figures of its last evaluations, newest first."""
 
     trends: Trends
-    history: Sequence[Mapping[str, float]]
+    history: Sequence[Recorded]
 
 
 def trend_results(
@@ -46,13 +48,15 @@ def trend_results(
         return
     trends, history = trend.trends, trend.history
     counts = {rule.name: evaluation.failed[rule.name] for rule in rules} | dict(removed or {})
-    current = figures(evaluation.row_count, counts)
+    current = recorded(evaluation.row_count, counts)
     level = SEVERITY[trends.severity]
     metadata: dict[str, Any] = {
-        FIGURES: dg.MetadataValue.json(current),
+        FIGURES: dg.MetadataValue.json(current.figures),
         "dy_history": dg.MetadataValue.int(len(history)),
         "dy_row_count": dg.MetadataValue.int(evaluation.row_count),
     }
+    if current.rules is not None:
+        metadata[RULES] = current.rules
     needed = trends.min_history - len(history)
     if needed > 0:
         metadata["dy_assessment"] = (
@@ -61,8 +65,12 @@ def trend_results(
         )
         yield _result(asset_key, True, level, trends, metadata)
         return
-    judged = [ROWS, *counts]
-    found = deviations(trends, current, history, judged)
+    found = deviations(trends, current.figures, [run.figures for run in history], [ROWS])
+    # A rule absent from a run's figures failed no row there only if that run judged it.
+    same = [run.figures for run in history if current.rules and run.rules == current.rules]
+    unjudged = _unjudged(trends, current, len(same))
+    if not unjudged:
+        found += deviations(trends, current.figures, same, list(counts))
     metadata["dy_deviations"] = dg.MetadataValue.int(len(found))
     if found:
         listed = ", ".join(_words(d) for d in found[:3])
@@ -70,8 +78,11 @@ def trend_results(
         metadata["dy_assessment"] = (
             f"failed at severity {level.value}: {listed}{more}, outside the median ± "
             f"{trends.k:g} * MAD of the last {len(history)} evaluations"
+            + (f"; {unjudged}" if unjudged else "")
         )
         metadata["dy_trends"] = table(_table(found), max_rows=_LISTED)
+    elif unjudged:
+        metadata["dy_assessment"] = f"passed: the row count within its band; {unjudged}"
     yield _result(asset_key, not found, level, trends, metadata)
 
 
@@ -100,6 +111,21 @@ def _result(
         description=trends.description,
         metadata=dict(metadata),
     )
+
+
+def _unjudged(trends: Trends, current: Recorded, same: int) -> str:
+    """Why the rules' fractions are not judged, in words ("" when they are): a run without
+    rows has none, and a history with fewer than `min_history` evaluations of the same
+    rules (`same`) is not enough (a rule renamed or added has no past fraction, not 0)."""
+    if current.rules is None:
+        return "no rule's failing fraction in 0 rows"
+    if same < trends.min_history:
+        return (
+            f"not enough history for the rules' failing fractions: {same} of the "
+            f"{trends.min_history} evaluations a trend needs judged the same rules, "
+            f"{trends.min_history - same} more needed"
+        )
+    return ""
 
 
 def _words(deviation: Deviation) -> str:

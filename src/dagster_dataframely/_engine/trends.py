@@ -4,10 +4,15 @@ deviation), which one odd run in the history cannot stretch as it would a mean Â
 
 The figures travel on the trend check's own result (`dy_trend_figures`), so the history of
 one check holds every rule's: one read of the instance per step, whatever the number of rules.
+A fraction of 0 is left out of them, so each run also records a digest of the rules it judged
+(`dy_trend_rules`): a rule absent from a past run's figures failed no row there only if that
+run judged the same rules. Rules judged against no such history are "not enough history",
+never a history of zeros (a rule renamed, added or removed starts afresh).
 """
 
 from __future__ import annotations
 
+import hashlib
 import statistics
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -20,6 +25,9 @@ from .severity import Severity
 ROWS = ":rows"
 #: Significant digits a fraction is recorded with: enough to tell 1 row in 10^9 apart.
 _DIGITS = 9
+#: Hex digits of the digest of a run's rule names: 64 bits, which two rule sets never share
+#: in practice.
+_DIGEST = 16
 
 
 @dataclass(frozen=True)
@@ -81,17 +89,28 @@ class Trends:
         )
 
 
-def figures(row_count: int, failed: Mapping[str, int]) -> dict[str, float]:
-    """A run's figures: its row count, and each rule's failing fraction where it is not 0
-    (a rule absent from a past run's figures had none failing)."""
+@dataclass(frozen=True)
+class Recorded:
+    """A run's figures, as its trend check records them for the runs after it: its row count
+    and each rule's failing fraction where it is not 0 (`figures`), and the digest of the
+    names of the rules it judged (`rules`; None when it judged none: it had no rows, or an
+    older version wrote it)."""
+
+    figures: Mapping[str, float]
+    rules: str | None = None
+
+
+def recorded(row_count: int, failed: Mapping[str, int]) -> Recorded:
+    """A run's `Recorded` figures from its row count and each rule's failing rows. With no
+    rows there is no fraction: the rules are not judged."""
     found: dict[str, float] = {ROWS: float(row_count)}
-    if row_count:
-        found |= {
-            rule: float(f"{count / row_count:.{_DIGITS}g}")
-            for rule, count in failed.items()
-            if count
-        }
-    return found
+    if not row_count:
+        return Recorded(found)
+    found |= {
+        rule: float(f"{count / row_count:.{_DIGITS}g}") for rule, count in failed.items() if count
+    }
+    names = "\n".join(sorted(failed)).encode()
+    return Recorded(found, hashlib.sha256(names).hexdigest()[:_DIGEST])
 
 
 @dataclass(frozen=True)

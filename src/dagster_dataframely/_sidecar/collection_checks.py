@@ -20,11 +20,14 @@ import dataframely as dy
 from .._checks.asset_keys import parse_asset_key
 from .._checks.graph_internals import guard
 from .._checks.specs import check_spec, check_specs
+from .._checks.table_results import partition_end
 from .._engine.catalogue import Rule
 from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.settings import CheckSettings, resolve
 from .._engine.severity import warn_names
+from .._engine.table_checks import TableChecks
+from .._engine.tolerance import overrides
 from .._engine.trends import Trends
 from ..errors import (
     CollectionMemberError,
@@ -50,6 +53,7 @@ def collection_checks(
     sources: Mapping[str, SourceLike] | None = None,
     name: str | None = None,
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Mapping[str, Any]] | None = None,
     blocking: bool | None = None,
     skip_schema_checks: Sequence[str] = (),
     check_granularity: str | None = None,
@@ -78,7 +82,11 @@ def collection_checks(
       `dy_filter__<member>__failure_propagation` on the same members: the rows whose key a
       failing row of that member holds, which `Collection.filter` removes too.
 
-    A filter check is `"error"` unless `@dd.warn("<filter>")` on the collection or `warn`
+    A member's schema checks include its table checks (`dd.expect_rows`, `dd.expect_fresh`
+    on its schema) and honour its schema's tolerances (`dd.tolerate`);
+    `tolerate={"<member>": {"<rule or column>": dd.Tolerance(warn_above=10)}}` overrides
+    them for these checks, as `tolerate=` does on `dd.schema_checks`. A filter check is
+    `"error"` unless `@dd.warn("<filter>")` on the collection or `warn`
     names it; it is blocking when `"error"`, unless `blocking` says otherwise. With
     `partitions_def` (every member's) the checks evaluate the partition the run materialized.
 
@@ -115,6 +123,7 @@ def collection_checks(
         collection,
         members=members,
         warn=warn,
+        tolerate=tolerate,
         skip_schema_checks=skip_schema_checks,
         sourced=list(sources),
         settings=CheckSettings.resolve(
@@ -163,7 +172,13 @@ def collection_checks(
             with _reading_members(collection, resolved, bound):
                 # A member of the wrong shape stops every check not yet reported: one log says so.
                 outcome = collection_results(
-                    run, frames, selected, pushdowns=pushdowns, keep=keep, trends=histories
+                    run,
+                    frames,
+                    selected,
+                    pushdowns=pushdowns,
+                    keep=keep,
+                    trends=histories,
+                    reference=partition_end(context),
                 )
                 found = stopping_at_mismatch(
                     outcome,
@@ -244,19 +259,20 @@ def collection_run(
     *,
     members: Mapping[str, dg.AssetKey | str | Sequence[str]],
     warn: str | Sequence[str] = (),
+    tolerate: Mapping[str, Mapping[str, Any]] | None = None,
     skip_schema_checks: Sequence[str] = (),
     sourced: Sequence[str] = (),
     settings: CheckSettings,
     read_dtypes: ReadDtypes = "strict",
 ) -> CollectionRun:
     """What the checks of `collection` evaluate; raises the definition-time errors (`sourced`:
-    the members `sources=` names)."""
+    the members `sources=` names; `tolerate`: member -> its rules' tolerances)."""
     if not (isinstance(collection, type) and issubclass(collection, dy.Collection)):
         raise UnsupportedSchemaError(
             f"dd.collection_checks takes a dataframely.Collection subclass, got {collection!r}. "
             "For one table's schema use dd.schema_checks."
         )
-    resolved = _members(collection, members, skip_schema_checks, sourced)
+    resolved = _members(collection, members, skip_schema_checks, sourced, tolerate or {})
     present = {member.name for member in resolved}
     return CollectionRun(
         collection=collection,
@@ -277,13 +293,16 @@ def _members(
     members: Mapping[str, dg.AssetKey | str | Sequence[str]],
     skip_schema_checks: Sequence[str],
     sourced: Sequence[str],
+    tolerate: Mapping[str, Mapping[str, Any]],
 ) -> list[Member]:
     known = collection.members()
     unknown = sorted(set(members) - set(known))
     missing = sorted(collection.required_members() - set(members))
     unskippable = sorted(set(skip_schema_checks) - set(members))
     unsourced = sorted(set(sourced) - set(members))
-    if unknown or missing or unskippable or unsourced:
+    # A skipped member's checks, and so its tolerances, are another step's.
+    untolerated = sorted(set(tolerate) - (set(members) - set(skip_schema_checks)))
+    if unknown or missing or unskippable or unsourced or untolerated:
         problems = [
             f"{label}: {', '.join(names)}"
             for label, names in (
@@ -291,6 +310,7 @@ def _members(
                 ("required members missing", missing),
                 ("skip_schema_checks names members not in members=", unskippable),
                 ("sources= names members not in members=", unsourced),
+                ("tolerate= names members whose schema checks these do not report", untolerated),
             )
             if names
         ]
@@ -307,6 +327,13 @@ def _members(
                 if unsourced
                 else "."
             )
+            + (
+                " tolerate= is keyed by the members whose checks these report (in members=, "
+                "not in skip_schema_checks): tolerate={'<member>': {'<rule or column>': "
+                "dd.Tolerance(warn_above=10)}}."
+                if untolerated
+                else ""
+            )
         )
     return [
         Member(
@@ -315,6 +342,8 @@ def _members(
             schema=known[member].schema,
             own_checks=member not in skip_schema_checks,
             in_filters=not known[member].ignored_in_filters,
+            table=TableChecks.of(known[member].schema),
+            tolerate=overrides(known[member].schema.__name__, tolerate.get(member)),
         )
         for member, asset in members.items()
     ]
@@ -333,6 +362,7 @@ def _specs(
             specs += check_specs(
                 member.schema,
                 asset=member.key,
+                tolerate=member.tolerate,
                 check_granularity=settings.check_granularity,
                 schema_rules=settings.schema_rules,
                 blocking=blocking,

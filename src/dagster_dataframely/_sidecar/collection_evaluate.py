@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import datetime
 from functools import partial
 from typing import TYPE_CHECKING, Any
 
@@ -42,6 +43,7 @@ import polars as pl
 from .._checks.kept import Keeper, KeptRows, keeping
 from .._checks.results import column_schema_results, evaluate_schema, results
 from .._checks.specs import plan
+from .._checks.table_results import table_results
 from .._checks.trend_results import TrendHistory, trend_results
 from .._engine.backends import Backend, backend_for
 from .._engine.catalogue import Rule, rules
@@ -51,7 +53,7 @@ from .._engine.evaluate import (
     rule_columns,
 )
 from .._engine.failing_rows import Removed, repeated_keys
-from .._engine.naming import COLUMN_SCHEMA_CHECK
+from .._engine.naming import COLUMN_SCHEMA_CHECK, FRESHNESS_CHECK, ROW_COUNT_CHECK
 from .._engine.read_dtypes import Casts, ReadDtypes
 from ..errors import ColumnSchemaError
 from .collection_filters import FilterBackend, FilterOutcome, Pair, Removals, member_results
@@ -79,6 +81,7 @@ def collection_results(
     pushdowns: Mapping[str, SQLTable | None] | None = None,
     keep: Mapping[str, Keeper] | None = None,
     trends: Mapping[str, TrendHistory] | None = None,
+    reference: datetime | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """The results of the `selected` checks on the members' `frames`.
 
@@ -91,7 +94,9 @@ def collection_results(
     failing its schema's rules and the rows its filters remove (`keep_failing_rows=`). A
     member in `trends` (whose trend check is selected) gets its trend last: its rows, its
     rules' and every filter's failing fraction on it, so those are evaluated whether or not
-    their checks are selected.
+    their checks are selected. A member's table checks (`Member.table`) follow its rules'
+    results, judged from the same evaluation, freshness measured from `reference` (a time
+    partition's end), else from now.
     """
     trends = trends or {}
     actual = {member.name: frames[member.name].collect_schema() for member in run.members}
@@ -135,13 +140,18 @@ def collection_results(
     for member in run.members:
         cast = casts[member.name]
         reports_casts = bool(cast.casts) and member.own_checks
-        catalogue = rules(member.schema)
+        catalogue = rules(member.schema, tolerate=member.tolerate)
         planned = [
             check
             for check in plan(catalogue, run.settings, member.schema.__name__)
             if member.own_checks and _selected(selected, member, check.name)
         ]
-        if not planned and not pairs and not reports_casts and member.name not in trends:
+        tabled = [
+            name
+            for name in (ROW_COUNT_CHECK, FRESHNESS_CHECK)
+            if member.own_checks and _selected(selected, member, name)
+        ]
+        if not (planned or pairs or reports_casts or tabled or member.name in trends):
             continue
         lf = frames[member.name]
         samples = run.settings.max_failure_samples if planned or reports_casts else 0
@@ -152,6 +162,7 @@ def collection_results(
             replace(run.settings, max_failure_samples=samples),
             casts=cast,
             backend=backends[member.name],
+            maxima=member.table.maxima,
         )
         catalogues[member.name], evaluations[member.name] = catalogue, evaluation
         if cast.casts:
@@ -171,6 +182,9 @@ def collection_results(
             kept = keeper(member.schema, cast.frame(lf, columns), catalogue, evaluation, pushdown)
             found = keeping(planned, found, kept, evaluation)
         yield from found
+        yield from table_results(
+            member.table, evaluation, asset_key=member.key, reference=reference, checks=tabled
+        )
         unsplit[member.name] = (
             cast.frame(lf, columns).select(columns),
             catalogue,

@@ -3,8 +3,8 @@ at definition time."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 
 import dagster as dg
 import dataframely as dy
@@ -12,6 +12,8 @@ import dataframely as dy
 from .._engine.catalogue import Rule
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.settings import CheckSettings
+from .._engine.table_checks import NO_TABLE_CHECKS, TableChecks
+from .._engine.tolerance import Tolerance
 
 
 @dataclass(frozen=True)
@@ -25,6 +27,11 @@ class Member:
     own_checks: bool
     #: Whether filters remove rows from it (not `ignored_in_filters`).
     in_filters: bool
+    #: Its schema's table checks (`dd.expect_rows`, `dd.expect_fresh`), reported with its
+    #: own checks.
+    table: TableChecks = NO_TABLE_CHECKS
+    #: `tolerate=`'s tolerances for its rules, over its schema's (`dd.tolerate`).
+    tolerate: Mapping[str, Tolerance] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)

@@ -73,11 +73,13 @@ def test_a_collated_column_an_enum_and_a_local_session(postgres: PostgresServer)
     assert engines == {"postgres"}
 
 
-def _checked(schema: type[dy.Schema], postgres: PostgresServer) -> list[dg.AssetCheckEvaluation]:
-    tickets = dg.AssetSpec("tickets")
+def _checked(
+    schema: type[dy.Schema], postgres: PostgresServer, table: str = "tickets"
+) -> list[dg.AssetCheckEvaluation]:
+    spec = dg.AssetSpec(table)
     source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres")
     result = dg.materialize(
-        [tickets, dd.schema_checks(schema, asset=tickets, source=source)],
+        [spec, dd.schema_checks(schema, asset=spec, source=source)],
         resources={"warehouse": PostgresResource(conninfo=postgres.conninfo)},
         selection=dg.AssetSelection.all_asset_checks(),
         instance=dg.DagsterInstance.ephemeral(),
@@ -92,3 +94,31 @@ def test_a_missing_postgres_table_names_the_closest(postgres: PostgresServer) ->
             dd.infer_schema("ticket", connection=connection, dialect="postgres")
         # The refused query leaves the user's connection usable.
         assert connection.execute("SELECT count(*) FROM tickets").fetchone() == (3,)
+
+
+ARRAYS = """
+DROP TABLE IF EXISTS tagged;
+CREATE TABLE tagged (id int PRIMARY KEY, tags integer[] NOT NULL, labels text[]);
+INSERT INTO tagged VALUES (1, '{1,2}', '{a,b}'), (2, '{}', NULL), (3, '{3,NULL}', '{c}');
+"""
+
+
+def test_an_array_column_is_inferred_and_read_as_a_list(postgres: PostgresServer) -> None:
+    """psycopg describes `integer[]` by its element's type; it is a list, not an integer."""
+    with postgres.connect() as connection:
+        connection.execute(ARRAYS)
+        source = dd.infer_schema("tagged", connection=connection, dialect="postgres")
+        profiled = dd.infer_schema(
+            "tagged", connection=connection, dialect="postgres", profile=True
+        )
+
+    schema = load(source, "Tagged")
+    assert dtypes(schema) == {
+        "id": dy.Int32().dtype,
+        "tags": dy.List(dy.Int32()).dtype,
+        "labels": dy.List(dy.String()).dtype,
+    }
+    assert dtypes(load(profiled, "Tagged")) == dtypes(schema)  # no MIN() of an array
+    evaluations = {e.check_name: e for e in _checked(schema, postgres, "tagged")}
+    assert all(e.passed for e in evaluations.values()), evaluations
+    assert evaluations["dy_rule__tags__nullability"].metadata["dy_row_count"].value == 3

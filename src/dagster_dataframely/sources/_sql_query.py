@@ -93,10 +93,25 @@ def polars_dtype(type_name: str | None, description: Sequence[Any], dialect: str
     facts = described(dialect)
     type_name = facts.reported_types.get(type_name.upper(), type_name)
     try:
-        kind = exp.DataType.build(type_name, dialect=dialect).this
+        built = exp.DataType.build(type_name, dialect=dialect)
     except (sqlglot.errors.ParseError, ValueError):
         return _TEXT
-    if kind == _T.DECIMAL:
+    if built.this == _T.DECIMAL:
         precision, scale = description[4:6] if len(description) >= 6 else (None, None)
         return facts.decimal_dtype(precision, scale)
-    return _DTYPES.get(kind, _TEXT)
+    if built.this == _T.ARRAY:
+        return _list_dtype(built)
+    return _DTYPES.get(built.this, _TEXT)
+
+
+def _list_dtype(array: exp.DataType) -> pl.DataType:
+    """A one-dimensional array of a type read above (or of text) as a polars list; of any
+    other element (a decimal of unknown scale, a type read as text), text, as that type is.
+    (A PostgreSQL array's type does not say its dimensions: a value of two does not read.)"""
+    element = array.expressions[0] if array.expressions else None
+    if not isinstance(element, exp.DataType):
+        return _TEXT
+    if element.is_type(*exp.DataType.TEXT_TYPES):
+        return pl.List(pl.String())
+    inner = _DTYPES.get(element.this)
+    return _TEXT if inner is None else pl.List(inner)

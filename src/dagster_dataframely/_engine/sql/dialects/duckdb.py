@@ -129,13 +129,17 @@ class Dialect:
     def type_name(self, type_code: Any, connection: Any) -> str | None:
         """The SQL type name of a DB-API description's type code: an OID its `connection`
         knows (psycopg's `adapters`), or a type whose text is its name (a string, DuckDB's
-        types); None where the driver says none (sqlite3)."""
+        types); None where the driver says none (sqlite3). psycopg finds an array's OID
+        under its element's type: the array is `<element>[]` (`int4[]`), never the element."""
         if type_code is None:
             return None
         if isinstance(type_code, int):
             adapters = getattr(connection, "adapters", None)
             info = adapters.types.get(type_code) if adapters is not None else None
-            return getattr(info, "name", None)
+            if info is None:
+                return None
+            array = type_code != info.oid and type_code == getattr(info, "array_oid", None)
+            return f"{info.name}[]" if array else str(info.name)
         return str(type_code)
 
     #: A DB-API description of a `DECIMAL` column carries its precision and scale.

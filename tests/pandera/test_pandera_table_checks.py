@@ -2,12 +2,14 @@
 
 Pandera fails a frame on a check returning one `False` (`pl.len() > 0`, `sum() > 0`), rows
 or none; spreading that verdict to rows left an empty table nothing to fail. Such checks now
-fail with `dy_failed_count` 0 and say so, as a sidecar check and in `dd.asset`, in real runs.
+fail with `dy_failed_count` 0 and say so, as a sidecar check and in `dd.asset`, in real runs,
+for the translated model and for the Dataframely source `migrate` writes of it.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import pandera.polars as pa
@@ -15,9 +17,11 @@ import polars as pl
 import pytest
 from pandera.api.polars.types import PolarsData
 from pandera.errors import SchemaError
+from written_schema import load
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import ValidationAbortError
+from dagster_dataframely.errors import InvalidTableCheckError, ValidationAbortError
+from dagster_dataframely.pandera import migrate, table_verdicts
 
 
 def not_empty(data: PolarsData) -> pl.LazyFrame:
@@ -57,13 +61,34 @@ def _pandera_fails(check: pa.Check, column: str | None, frame: pl.DataFrame) -> 
     return False
 
 
-def _checks(frame: pl.DataFrame, tmp_path: Path) -> dict[str, dg.AssetCheckEvaluation]:
+class Payments(pa.DataFrameModel):
+    """The same checks, in the model form."""
+
+    amount: int
+    note: str
+
+    @pa.check("amount")
+    def positive_total(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.col(data.key).sum() > 0)
+
+    @pa.dataframe_check
+    def not_empty(cls, data: PolarsData) -> pl.LazyFrame:
+        return data.lazyframe.select(pl.len() > 0)
+
+    @pa.dataframe_check
+    def has_rows(cls, data: PolarsData) -> bool:
+        return data.lazyframe.collect().height > 0
+
+
+def _checks(
+    frame: pl.DataFrame, tmp_path: Path, schema: Any = SCHEMA
+) -> dict[str, dg.AssetCheckEvaluation]:
     @dg.asset
     def payments() -> pl.DataFrame:
         return frame
 
     result = dg.materialize(
-        [payments, dd.schema_checks(SCHEMA, asset="payments")],
+        [payments, dd.schema_checks(schema, asset="payments")],
         resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
         raise_on_error=False,
     )
@@ -105,3 +130,34 @@ def test_a_gated_asset_aborts_on_an_empty_table_as_pandera_refuses_it(tmp_path: 
             [payments], resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))}
         )
     assert not (tmp_path / "payments.parquet").exists()
+
+
+@pytest.mark.parametrize(
+    ("model", "name", "path"),
+    [(SCHEMA, "PanderaSchema", f"{__name__}:SCHEMA"), (Payments, "Payments", None)],
+    ids=["schema", "model"],
+)
+def test_the_migrated_source_fails_an_empty_table_as_pandera_does(
+    model: Any, name: str, path: str | None, tmp_path: Path
+) -> None:
+    migrated = load(migrate(model, import_path=path), name)
+
+    empty = _checks(EMPTY, tmp_path / "empty", migrated)
+    rows = _checks(ROWS, tmp_path / "rows", migrated)
+
+    assert _pandera_model_fails(model, EMPTY) and not _pandera_model_fails(model, ROWS)
+    assert sorted(n for n, e in empty.items() if not e.passed) == sorted(TABLE_CHECKS)
+    assert all(e.passed for e in rows.values())
+
+
+def _pandera_model_fails(model: Any, frame: pl.DataFrame) -> bool:
+    try:
+        model.validate(frame)
+    except SchemaError:
+        return True
+    return False
+
+
+def test_a_table_verdict_names_a_rule_of_the_schema() -> None:
+    with pytest.raises(InvalidTableCheckError, match=r"'not_emtpy', not a rule.*'not_empty'"):
+        table_verdicts("not_emtpy")(dd.pandera.to_dataframely(Payments))

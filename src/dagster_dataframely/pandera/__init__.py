@@ -4,7 +4,8 @@
 polars model, so a Pandera model works wherever dagster-dataframely takes a schema.
 `migrate(model)` writes that schema as Dataframely source, keeping every rule name (and so
 every Dagster check name). `run_pandera_check` runs a custom Pandera check inside the rule
-evaluation; migrated source calls it for checks still to be ported.
+evaluation; migrated source calls it for checks still to be ported, and declares with
+`table_verdicts` the rules an empty table can fail, as Pandera fails it.
 """
 
 try:
@@ -15,8 +16,8 @@ except ImportError as error:  # pragma: no cover - exercised in a subprocess tes
         "pip install 'dagster-dataframely[pandera]'"
     ) from error
 
-from ._custom import run_pandera_check
+from ._custom import run_pandera_check, table_verdicts
 from ._migrate import migrate
 from ._translate import to_dataframely
 
-__all__ = ["migrate", "run_pandera_check", "to_dataframely"]
+__all__ = ["migrate", "run_pandera_check", "table_verdicts", "to_dataframely"]

@@ -14,7 +14,8 @@ whole table. `run_pandera_check` turns such a function into one boolean expressi
    Pandera does. This calls Python once per value and is slow.
 
 A verdict of one value (a bool, or an aggregate) applies to every row. A null verdict passes
-unless the check has `ignore_na=False`, as in Pandera.
+unless the check has `ignore_na=False`, as in Pandera. An empty table has no row to carry it:
+`table_verdicts` declares the rules whose one `False` fails an empty table, as in Pandera.
 """
 
 from __future__ import annotations
@@ -22,17 +23,52 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Mapping
 from functools import partial
-from typing import Any
+from typing import Any, TypeVar
 
+import dataframely as dy
 import polars as pl
 from pandera.api.checks import Check
 from pandera.api.polars.types import PolarsData
 from polars.exceptions import PolarsInefficientMapWarning
 
-from .._engine.table_verdicts import verdict_on_empty
+from .._engine.dataframely_internals import rule_expressions
+from .._engine.severity import closest, listed
+from .._engine.table_verdicts import judges_table, judging_table, verdict_on_empty
+from ..errors import InvalidTableCheckError
 
 #: A check's frame: the schema's columns and their dtypes, in order.
 Frame = Mapping[str, pl.DataType]
+S = TypeVar("S", bound=type[dy.Schema])
+
+
+def table_verdicts(*rules: str) -> Callable[[S], S]:
+    """Declare rules of a schema that run a Pandera check whose verdict may be one value for
+    the whole table (`pl.len() > 0`, a column's total): an empty table fails such a rule when
+    that value is `False`, as Pandera fails it, where a Dataframely rule (counted by rows)
+    passes an empty table. `to_dataframely` declares its custom and whole-table checks so, and
+    the source `migrate` writes says it on the class. Unknown rule names raise
+    `InvalidTableCheckError` when the class is decorated.
+
+    Example:
+        ```python
+        @table_verdicts("not_empty", "amount|check__positive_total")
+        class Payments(dy.Schema): ...
+        ```
+    """
+
+    def decorate(schema: S) -> S:
+        known = list(rule_expressions(schema))
+        unknown = [name for name in rules if name not in known]
+        if unknown:
+            raise InvalidTableCheckError(
+                f"table_verdicts names {', '.join(map(repr, unknown))}, not a rule of schema "
+                f"{schema.__name__}: name the rules whose Pandera check judges the whole "
+                f"table.{closest(unknown, known)} Rules: {listed(known)}."
+            )
+        judging_table(schema, judges_table(schema) | frozenset(rules))
+        return schema
+
+    return decorate
 
 
 def run_pandera_check(

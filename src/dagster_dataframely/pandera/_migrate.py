@@ -70,6 +70,10 @@ def render(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> str:
     rules = [_rule(rule, schema_plan, location, module, taken) for rule in schema_plan.rules]
 
     lines = []
+    if schema_plan.table_verdicts:
+        # Pandera fails an empty table on a check whose one verdict is False (`pl.len() > 0`).
+        verdicts = [f'"{n}"' for n in schema_plan.table_verdicts]
+        lines.append("@" + call("table_verdicts", verdicts, ""))
     if schema_plan.warn:
         module.third_party.add("import dagster_dataframely as dd")
         lines.append("@" + call("dd.warn", [f'"{n}"' for n in schema_plan.warn], ""))
@@ -80,8 +84,11 @@ def render(schema_plan: SchemaPlan, location: tuple[str, str] | None) -> str:
     for rule in rules:
         lines += ["", *rule]
     body = [*(line for f in functions for line in ["", "", *f]), "", "", *lines]
+    helpers = ["run_pandera_check"] if schema_plan.wrapped else []
+    helpers += ["table_verdicts"] if schema_plan.table_verdicts else []
+    if helpers:
+        module.third_party.add(f"from dagster_dataframely.pandera import {', '.join(helpers)}")
     if schema_plan.wrapped:
-        module.third_party.add("from dagster_dataframely.pandera import run_pandera_check")
         body = ["", "", *frame_constant(schema_plan, module), *body]
     text = "\n".join(body)
     if re.search(r"\bpl\.", text):

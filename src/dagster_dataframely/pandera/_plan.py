@@ -46,6 +46,8 @@ class Template:
     columns: tuple[str, ...] | None = None
     #: `ignore_na=False`: a null verdict fails.
     nulls_fail: bool = False
+    #: One verdict for the whole table (`unique_values_eq`), which an empty table can fail.
+    whole_table: bool = False
 
     def render(self, col: str, params: dict[str, str]) -> str:
         """The expression text, with `col` for the column and `params` for the arguments."""
@@ -120,6 +122,13 @@ class SchemaPlan:
         return names + [rule.name for rule in self.rules if rule.warn]
 
     @property
+    def table_verdicts(self) -> list[str]:
+        """Rule names whose check may give one verdict for the whole table, which Pandera
+        fails an empty table on (`pl.len() > 0`): custom checks and whole-table built-ins."""
+        names = [f"{c.name}|check__{e.name}" for c in self.columns for e in c.checks if _judges(e)]
+        return names + [rule.name for rule in self.rules if _judges(rule)]
+
+    @property
     def wrapped(self) -> list[Wrapped]:
         entries = [e for c in self.columns for e in c.checks] + self.rules
         return [e.body for e in entries if isinstance(e.body, Wrapped)]
@@ -138,6 +147,10 @@ def plan(model: Any) -> SchemaPlan:
         rules.append(_schema_check(check, index, name, list(schema.columns)))
     doc = schema.description or schema.title
     return SchemaPlan(source, _class_name(source), doc, columns, rules)
+
+
+def _judges(entry: Entry) -> bool:
+    return isinstance(entry.body, Wrapped) or entry.body.whole_table
 
 
 def label(check: Check) -> str:
@@ -216,7 +229,9 @@ def _column_check(plan: ColumnPlan, check: Check, index: int, keys: set[str]) ->
         why = "the column already has this option from another check"
     else:
         why = form.why
-    template = Template(form.template, form.params, nulls_fail=not check.ignore_na)
+    template = Template(
+        form.template, form.params, nulls_fail=not check.ignore_na, whole_table=form.whole_table
+    )
     key = unique_name(identifier(check.name), keys)
     plan.checks.append(Entry(key, template, why, None, check.raise_warning))
 
@@ -262,7 +277,9 @@ def _schema_check(check: Check, index: int, name: str, columns: list[str]) -> En
         wrapped = Wrapped(check, "*", index)
         return Entry(name, wrapped, why, _description(check, None), check.raise_warning)
     form = translate(builtin, check, "")
-    template = Template(form.template, form.params, tuple(columns), not check.ignore_na)
+    template = Template(
+        form.template, form.params, tuple(columns), not check.ignore_na, form.whole_table
+    )
     description = check.description or f"Every column passes {check.error or builtin}."
     why = f"Pandera's dataframe-level {builtin}: on every column of the schema"
     return Entry(name, template, why, description, check.raise_warning)

@@ -14,8 +14,7 @@ from pandera.api.polars.container import DataFrameSchema
 from pandera.api.polars.model import DataFrameModel
 
 from .._engine.severity import warn
-from .._engine.table_verdicts import judging_table
-from ._custom import run_pandera_check
+from ._custom import run_pandera_check, table_verdicts
 from ._plan import Entry, SchemaPlan, Template, plan
 
 #: id(model) -> (model, its content's fingerprint, the objects the fingerprint names by id,
@@ -101,13 +100,8 @@ def build(schema_plan: SchemaPlan) -> type[dy.Schema]:
         namespace[rule.name] = dy.rule()(_rule(rule, frame))
     schema: type[dy.Schema] = type(schema_plan.class_name, (dy.Schema,), namespace)
     # Pandera fails an empty table on a check whose verdict is one False (`pl.len() > 0`).
-    judging_table(
-        schema,
-        frozenset(
-            [f"{c.name}|check__{e.name}" for c in schema_plan.columns for e in c.checks]
-            + [rule.name for rule in schema_plan.rules]
-        ),
-    )
+    if schema_plan.table_verdicts:
+        schema = table_verdicts(*schema_plan.table_verdicts)(schema)
     return warn(*schema_plan.warn)(schema) if schema_plan.warn else schema
 
 

@@ -253,6 +253,12 @@ def test_a_bare_table_name_means_what_the_database_reads_it_as(
         ("postgres", "int4", None, None, pl.Int32()),
         ("postgres", "numeric", 10, 0, pl.Decimal(10, 0)),  # NUMBER(p, 0) is Int64 only there
         ("postgres", "numeric", None, None, pl.Float64()),  # no fixed scale
+        # An array of a type read here is a list of it; of any other, text, as that type is.
+        ("postgres", "int4[]", None, None, pl.List(pl.Int32())),
+        ("postgres", "text[]", None, None, pl.List(pl.String())),
+        ("postgres", "uuid[]", None, None, pl.String()),
+        ("postgres", "numeric[]", None, None, pl.String()),
+        ("snowflake", "ARRAY", None, None, pl.String()),  # semi-structured: JSON text
         # A dialect with no rules here is read as sqlglot reads its names.
         ("mysql", "DECIMAL", 12, 0, pl.Decimal(12, 0)),
         ("mysql", "BIGINT", None, None, pl.Int64()),

@@ -86,9 +86,9 @@ def collection_checks(
     on its schema) and honour its schema's tolerances (`dd.tolerate`);
     `tolerate={"<member>": {"<rule or column>": dd.Tolerance(warn_above=10)}}` overrides
     them for these checks, as `tolerate=` does on `dd.schema_checks`. A filter check is
-    `"error"` unless `@dd.warn("<filter>")` on the collection or `warn`
-    names it; it is blocking when `"error"`, unless `blocking` says otherwise. With
-    `partitions_def` (every member's) the checks evaluate the partition the run materialized.
+    `"error"` unless `@dd.warn("<filter>")` on the collection or `warn` names it; it is
+    blocking when `"error"`, unless `blocking` says otherwise. With `partitions_def` (every
+    member's) the checks evaluate the partition the run materialized.
 
     Each member is read through its asset's IO manager unless `sources` maps it (by member
     name) to a source, any that `dd.schema_checks(source=)` takes: a `dd.sources` source (a

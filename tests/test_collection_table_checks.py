@@ -125,3 +125,28 @@ def test_tolerate_for_a_member_these_checks_do_not_report_is_refused() -> None:
     with pytest.raises(InvalidToleranceError, match="Lines"):
         dd.collection_checks(Shop, members=MEMBERS, tolerate={"lines": tolerance})
     assert "tolerate={'<member>': {'<rule or column>'" in str(not_a_member.value)
+
+
+def test_freshness_of_a_time_partition_is_measured_from_its_end(tmp_path: Path) -> None:
+    days = dg.DailyPartitionsDefinition(start_date="2020-01-01")
+
+    @dg.asset(name="orders", partitions_def=days)
+    def daily_orders(context: dg.AssetExecutionContext) -> pl.DataFrame:
+        start = context.partition_time_window.start.replace(tzinfo=None)
+        return pl.DataFrame({"order_id": [1], "amount": [5], "ordered_at": [start]})
+
+    @dg.asset(name="order_lines", partitions_def=days)
+    def daily_lines() -> pl.DataFrame:
+        return pl.DataFrame({"order_id": [1], "line_no": [1]})
+
+    checks = dd.collection_checks(Shop, members=MEMBERS, partitions_def=days)
+    result = dg.materialize(
+        [daily_orders, daily_lines, checks],
+        partition_key="2020-01-02",
+        resources={"io_manager": dd.ParquetIOManager(base_dir=str(tmp_path))},
+        raise_on_error=False,
+    )
+    (fresh,) = [e for e in result.get_asset_check_evaluations() if e.check_name.endswith("ness")]
+
+    assert fresh.passed  # a day old at the partition's end, years old now
+    assert fresh.metadata["dy_reference"].value == "2020-01-03T00:00:00+00:00"

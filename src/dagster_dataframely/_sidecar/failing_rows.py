@@ -7,14 +7,16 @@ source streams them to one parquet file per partition (a polars sink, then a ren
 `<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
 storage for an IO manager, or under the directory named. Naming a place, not a table or a
 file, lets one setting serve every asset of `with_schemas`, a collection or a Component.
-Each run first clears its partition's earlier rows, so a passing run leaves none. Keeping is a
-convenience: a failure to keep is logged and reported on the failing checks, never raised,
-so it never hides a verdict.
+Each run first clears its asset's earlier rows of the partitions it checked, so a passing run
+leaves none; a run over several partitions keeps each row under its own. The package writes
+only into a table it made (`ownership`): any other table of that name is left as it is.
+Keeping is a convenience: a failure to keep is logged and reported on the failing checks,
+never raised, so it never hides a verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +29,22 @@ import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
-from .._engine.failing_rows import Removed, Stamp, failing_frame, failing_rules, flag_columns
+from .._engine.failing_rows import (
+    ASSET_KEY,
+    PARTITION_KEY,
+    Removed,
+    RowKey,
+    Stamp,
+    failing_frame,
+    failing_rules,
+    flag_columns,
+    ownership,
+)
 from .._engine.settings import resolve
 from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
+from ..sources._partitions import Partition, run_partition
 from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
 
@@ -112,15 +125,18 @@ class Keeper:
     #: a member's rule and filter rows together.
     written: dict[bool, int] = field(default_factory=dict, compare=False)
 
-    @property
-    def stamp(self) -> Stamp:
-        context = self.context
-        if context.has_partition_key:
-            return Stamp(context.run.run_id, context.partition_key)
-        if context.has_partition_key_range:
-            window = context.partition_key_range
-            return Stamp(context.run.run_id, f"{window.start}...{window.end}")
-        return Stamp(context.run.run_id, None)
+    def stamp(self, dtypes: Mapping[str, pl.DataType], pushdown: SQLTable | None = None) -> Stamp:
+        """The run's stamp on its rows; over several partitions, how each row's key is told
+        from the source's `partition_expr` (a column of `dtypes`, or SQL `pushdown` runs)."""
+        asset, run_id = self.asset_key.to_user_string(), self.context.run.run_id
+        partition = run_partition(self.context)
+        if partition is None:
+            return Stamp(asset, run_id)
+        if len(partition.keys) < 2:
+            return Stamp(asset, run_id, partition.keys)
+        return Stamp(
+            asset, run_id, partition.keys, _row_key(partition, self.source, dtypes, pushdown)
+        )
 
     def __call__(
         self,
@@ -131,7 +147,7 @@ class Keeper:
         pushdown: SQLTable | None,
     ) -> Kept:
         shape = [*catalogue, *self.filters]
-        columns, stamp = schema.column_names(), self.stamp
+        columns, stamp = schema.column_names(), self.stamp(lf.collect_schema(), pushdown)
 
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
@@ -144,7 +160,7 @@ class Keeper:
             return failing_frame(lf, columns, shape, evaluation, stamp, cap)
 
         rows = _Rows(columns, shape, bool(failing_rules(shape, evaluation)), frame, select)
-        return self._keep(rows, pushdown, removed=False)
+        return self._keep(rows, stamp, pushdown, removed=False)
 
     def removed(
         self,
@@ -157,7 +173,9 @@ class Keeper:
         (`catalogue`: the member's rules); the database's rows where `removed` has them."""
         ran = {rule.name: rule for rule in removed.filters}
         shape = [*catalogue, *(ran.get(rule.name, rule) for rule in self.filters)]
-        columns, stamp, passed = schema.column_names(), self.stamp, removed.passed(shape)
+        valid = {} if removed.valid is None else removed.valid.collect_schema()
+        columns, passed = schema.column_names(), removed.passed(shape)
+        stamp = self.stamp(valid, pushdown if removed.rows is not None else None)
 
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
@@ -171,11 +189,12 @@ class Keeper:
             return failing_frame(removed.valid, columns, shape, passed, stamp, cap)
 
         rows = _Rows(columns, shape, bool(failing_rules(shape, passed)), frame, select)
-        return self._keep(rows, pushdown, removed=True, session=removed.session)
+        return self._keep(rows, stamp, pushdown, removed=True, session=removed.session)
 
     def _keep(
         self,
         rows: _Rows,
+        stamp: Stamp,
         pushdown: SQLTable | None,
         *,
         removed: bool,
@@ -190,10 +209,10 @@ class Keeper:
                 and pushdown.dialect.keeps_failing_rows
             ):
                 if session is not None:
-                    return self._in_database(rows, pushdown, table, session, removed=removed)
+                    return self._in_database(rows, stamp, pushdown, table, session, removed=removed)
                 with pushdown.session() as opened:
-                    return self._in_database(rows, pushdown, table, opened, removed=removed)
-            return self._in_files(rows, removed=removed)
+                    return self._in_database(rows, stamp, pushdown, table, opened, removed=removed)
+            return self._in_files(rows, stamp, removed=removed)
         except Exception as error:  # whatever failed, keeping never hides a verdict
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
@@ -206,6 +225,7 @@ class Keeper:
     def _in_database(
         self,
         rows: _Rows,
+        stamp: Stamp,
         pushdown: SQLTable,
         table: exp.Table,
         session: Session,
@@ -227,7 +247,7 @@ class Keeper:
                 return Kept(self.setting.target, self.setting.cap, error=str(error))
         target = sql.beside(table, dialect, within)
         address = target.sql(dialect=dialect.name)
-        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
+        cap = self.setting.cap - sum(self.written.values())
         try:
             create = sql.create(pushdown, target, rows.columns, rows.shape)
             try:
@@ -236,13 +256,21 @@ class Keeper:
                 session.rollback()
                 session.execute(create.sql(dialect=dialect.name))
             found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
+            owned = ownership(found)
+            if owned is None:  # not the package's table: never changed, not even widened
+                return self._not_ours(address)
+            statements: list[exp.Expr] = []
+            if owned == "unmarked":  # kept by a release before rows carried their asset key
+                for alter in sql.widen(target, [ASSET_KEY], kind="VARCHAR"):
+                    session.execute(alter.sql(dialect=dialect.name))
+                statements.append(sql.mark(target, stamp))
             flags = [flag for flag in flag_columns(rows.shape) if flag not in found]
             for alter in sql.widen(target, flags):
                 session.execute(alter.sql(dialect=dialect.name))
             filters = sorted(f for f in found | set(flags) if f.startswith(FILTER_CHECK_PREFIX))
             kind = sql.kind(filters, removed=removed)
-            # This run's rows of this kind replace the partition's earlier ones.
-            statements: list[exp.Expr] = [sql.clear(target, stamp, kind)]
+            # This run's rows of this kind replace the asset's earlier ones of its partitions.
+            statements.append(sql.clear(target, stamp, kind))
             if rows.failing and cap > 0:
                 select = rows.select(cap)
                 names = _names(rows.columns, rows.shape)
@@ -263,6 +291,18 @@ class Keeper:
             kept,
             query=lambda flags: sql.query(target, stamp, flags).sql(dialect=dialect.name),
         )
+
+    def _not_ours(self, address: str) -> Kept:
+        """A table of the kept name that the package did not make: told, and left as it is."""
+        message = (
+            f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: table "
+            f"{address} exists and was not created by dagster-dataframely (it lacks the "
+            "dy_run_id and dy_partition_key columns of kept rows), so it was left as it is. "
+            "The check results are reported all the same. Set keep_failing_rows= to a schema "
+            'of its own (keep_failing_rows="audit") to keep the rows there, beside that table.'
+        )
+        self.context.log.warning(message)
+        return Kept(address, self.setting.cap, error=message)
 
     def _refused(
         self,
@@ -304,15 +344,21 @@ class Keeper:
         self.context.log.warning(message)
         return Kept(address, self.setting.cap, error=message)
 
-    def _in_files(self, rows: _Rows, *, removed: bool) -> Kept:
-        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
+    def _in_files(self, rows: _Rows, stamp: Stamp, *, removed: bool) -> Kept:
+        """One file per partition the run checked, each replacing that partition's."""
+        cap = self.setting.cap - sum(self.written.values())
         directory = self.directory()
         mark = _REMOVED if removed else ""
-        name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + mark + ".parquet"
-        path = f"{directory.rstrip('/')}/{name}"
+        keys = stamp.partitions or (_UNPARTITIONED,)
+        names = [quote(key, safe="") + mark + ".parquet" for key in keys]
+        paths = [f"{directory.rstrip('/')}/{name}" for name in names]
+        path = paths[0] if len(paths) == 1 else f"{directory.rstrip('/')}/"
         try:
-            sink_atomically(rows.frame(max(cap, 0)), directory, name)
-            kept = pl.scan_parquet(path).select(pl.len()).collect().item()
+            frame = rows.frame(max(cap, 0))
+            for key, name in zip(keys, names, strict=True):
+                own = frame if len(keys) == 1 else frame.filter(pl.col(PARTITION_KEY) == key)
+                sink_atomically(own, directory, name)
+            kept = pl.scan_parquet(paths).select(pl.len()).collect().item()
         except Exception as error:
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} "
@@ -328,7 +374,7 @@ class Keeper:
             self.setting.cap,
             kept,
             query=lambda flags: (
-                f"pl.scan_parquet({path!r}).filter("
+                f"pl.scan_parquet({paths[0] if len(paths) == 1 else paths!r}).filter("
                 + " | ".join(f"pl.col({flag!r})" for flag in flags)
                 + ")"
             ),
@@ -357,6 +403,32 @@ class _Rows:
     failing: bool
     frame: Callable[[int], pl.LazyFrame]
     select: Callable[[int], exp.Select | None]
+
+
+def _row_key(
+    partition: Partition,
+    source: Source,
+    dtypes: Mapping[str, pl.DataType],
+    pushdown: SQLTable | None,
+) -> RowKey:
+    """Each row's partition key, as the source selects the run's partitions: on its
+    `partition_expr`, a column of `dtypes` in polars, its parsed SQL in the database (its
+    type read as the source reads it, by a query of no rows)."""
+    column = getattr(source, "partition_expr", None)
+    in_polars = None
+    if isinstance(column, str) and column in dtypes:
+        in_polars = partition.key_polars(column, dtypes[column])
+    in_sql = None
+    expr = getattr(getattr(source, "reference", None), "partition_expr", None)
+    if pushdown is not None and expr is not None:
+        from sqlglot import exp
+
+        probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
+        sql = probe.from_(pushdown.rows()).limit(0).sql(dialect=pushdown.dialect.name)
+        with suppress(Exception):  # untold, the rows are not kept: `Stamp.untold` says why
+            dtype = pushdown.run(sql).schema["value"]
+            in_sql = partition.key_sql(expr, dtype, pushdown.dialect.name)
+    return RowKey(in_polars, in_sql)
 
 
 def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:

@@ -276,3 +276,60 @@ def test_a_range_run_over_parquet_writes_one_file_per_partition(tmp_path: Path) 
         "2024-01-01": 1,
         "2024-01-02": 2,
     }
+
+
+@pytest.mark.parametrize("zone", [None, "UTC"])
+def test_each_rows_key_is_the_partition_whose_own_selection_holds_it(zone: str | None) -> None:
+    from sqlglot import exp
+
+    from dagster_dataframely.sources._partitions import Partition
+
+    hours = dg.HourlyPartitionsDefinition(start_date="2024-03-30-20:00", timezone="Europe/Berlin")
+    keys = tuple(
+        hours.get_partition_keys_in_range(
+            dg.PartitionKeyRange("2024-03-31-00:00", "2024-03-31-13:00")
+        )
+    )
+    windows = [hours.time_window_for_partition_key(key) for key in keys]
+    start, end = windows[0].start, windows[-1].end
+    dtype = pl.Datetime("us", zone)
+    ts = pl.datetime_range(start, end, "7m", eager=True, closed="left")
+    frame = pl.DataFrame(
+        {"ts": ts.dt.convert_time_zone(zone) if zone else ts.dt.replace_time_zone(None)}
+    )
+    whole = Partition(keys, (start, end), tuple(w.start for w in windows))
+    column = exp.column("ts", quoted=True)
+
+    def own(key: str, window: Any) -> Partition:
+        return Partition((key,), (window.start, window.end))
+
+    expected = pl.concat(
+        frame.filter(own(k, w).polars("ts", dtype)).with_columns(key=pl.lit(k))
+        for k, w in zip(keys, windows, strict=True)
+    ).sort("ts")
+    in_polars = frame.with_columns(key=whole.key_polars("ts", dtype)).sort("ts")
+    with duckdb.connect() as connection:
+        connection.register("frame", frame.to_arrow())
+        connection.execute("SET TimeZone = 'America/New_York'")
+        by_key = [
+            (
+                k,
+                exp.select("ts")
+                .from_("frame")
+                .where(own(k, w).select(column, dtype, "duckdb"))
+                .sql("duckdb"),
+            )
+            for k, w in zip(keys, windows, strict=True)
+        ]
+        selected = sorted((t, k) for k, q in by_key for (t,) in connection.sql(q).fetchall())
+        key = whole.key_sql(column, dtype, "duckdb")
+        assert key is not None
+        found = sorted(
+            connection.sql(
+                exp.select("ts", exp.alias_(key, "key")).from_("frame").sql("duckdb")
+            ).fetchall()
+        )
+
+    assert len(keys) == 13 and expected.height == frame.height  # 00:00 to 13:00, no 02:00 (DST)
+    assert in_polars["key"].to_list() == expected["key"].to_list()
+    assert found == selected and len(found) == frame.height

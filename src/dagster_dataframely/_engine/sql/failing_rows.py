@@ -136,10 +136,10 @@ def mark(target: exp.Table, stamp: Stamp) -> exp.Update:
     """Give the rows a table kept before they carried their asset key (`ASSET_KEY`, just
     added) the key of the asset now keeping rows in it: the asset beside whose table it is."""
     asset = exp.column(ASSET_KEY, quoted=True)
-    return exp.update(
-        target.copy(),
-        {ASSET_KEY: exp.Literal.string(stamp.asset_key)},
-        where=exp.Is(this=asset, expression=exp.Null()),
+    return exp.Update(
+        this=target.copy(),
+        expressions=[exp.EQ(this=asset.copy(), expression=exp.Literal.string(stamp.asset_key))],
+        where=exp.Where(this=exp.Is(this=asset, expression=exp.Null())),
     )
 
 

@@ -232,6 +232,8 @@ class Keeper:
         *,
         removed: bool,
     ) -> Kept:
+        from sqlglot import exp
+
         from .._engine.sql import failing_rows as sql
 
         dialect = pushdown.dialect
@@ -258,7 +260,7 @@ class Keeper:
             found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
             owned = ownership(found)
             if owned is None:  # not the package's table: never changed, not even widened
-                return self._not_ours(address)
+                return self._not_ours(address, sql.beside(table, dialect, exp.Table()).name)
             statements: list[exp.Expr] = []
             if owned == "unmarked":  # kept by a release before rows carried their asset key
                 for alter in sql.widen(target, [ASSET_KEY], kind="VARCHAR"):
@@ -292,14 +294,17 @@ class Keeper:
             query=lambda flags: sql.query(target, stamp, flags).sql(dialect=dialect.name),
         )
 
-    def _not_ours(self, address: str) -> Kept:
-        """A table of the kept name that the package did not make: told, and left as it is."""
+    def _not_ours(self, address: str, elsewhere: str) -> Kept:
+        """A table of the kept name that the package did not make: told, and left as it is;
+        `elsewhere` is the name the rows take in a schema named by the setting."""
+        other = "another schema" if self.setting.target is not None else "a schema"
         message = (
             f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: table "
-            f"{address} exists and was not created by dagster-dataframely (it lacks the "
-            "dy_run_id and dy_partition_key columns of kept rows), so it was left as it is. "
-            "The check results are reported all the same. Set keep_failing_rows= to a schema "
-            'of its own (keep_failing_rows="audit") to keep the rows there, beside that table.'
+            f"{address} was not created by dagster-dataframely (a table of kept rows has the "
+            "columns dy_run_id and dy_partition_key, and no dy_ column but dy_asset_key and "
+            "the rules' flags), so it is left as it is. The check results are reported all "
+            f"the same. To keep the rows, set keep_failing_rows= to {other} "
+            f'(keep_failing_rows="audit"), where they go to its table {elsewhere}.'
         )
         self.context.log.warning(message)
         return Kept(address, self.setting.cap, error=message)

@@ -333,3 +333,22 @@ def test_each_rows_key_is_the_partition_whose_own_selection_holds_it(zone: str |
     assert len(keys) == 13 and expected.height == frame.height  # 00:00 to 13:00, no 02:00 (DST)
     assert in_polars["key"].to_list() == expected["key"].to_list()
     assert found == selected and len(found) == frame.height
+
+
+def test_a_range_whose_rows_cannot_be_told_apart_keeps_none_and_says_why(tmp_path: Path) -> None:
+    warehouse = _duckdb(tmp_path / "shop.duckdb")
+    warehouse.orders("sales.orders", [(1, -1.0, "2024-01-01"), (2, -2.0, "2024-01-02")])
+    asset = _orders.with_attributes(
+        metadata_by_key={_orders.key: {"dagster/table_name": "sales.orders"}}
+    )
+    # read into polars, where a SQL expression cannot be evaluated
+    source = warehouse.source(partition_expr="CAST(day AS DATE)", pushdown=False)
+
+    result = _daily_checks(asset, source, warehouse.resources, **_range("2024-01-01", "2024-01-02"))
+
+    check = evaluations(result)["dy_rule__amount__min"]
+    assert check.metadata["dy_failed_count"].value == 2
+    error = check.metadata["dy_failing_rows_error"].value
+    assert "checked 2 partitions (2024-01-01 to 2024-01-02)" in error
+    assert "give partition_expr as a column" in error and "one partition per run" in error
+    assert "dy_failing_rows_kept" not in check.metadata

@@ -45,6 +45,10 @@ _ROWS = "__dy_rows"
 _NO_CAP = (1 << 32) - 1
 
 
+class UntoldPartitions(ValueError):
+    """A run over several partitions cannot tell each failing row's: `Stamp.untold` says why."""
+
+
 @dataclass(frozen=True)
 class RowKey:
     """Each row's own partition key, for a run over several partitions: in polars and in
@@ -74,7 +78,7 @@ class Stamp:
         if len(self.partitions) < 2:
             return pl.lit(self.partition_key, dtype=pl.String)
         if self.row_key is None or self.row_key.polars is None:
-            raise ValueError(self.untold)
+            raise UntoldPartitions(self.untold)
         return self.row_key.polars
 
     @property

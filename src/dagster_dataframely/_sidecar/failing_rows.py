@@ -35,6 +35,7 @@ from .._engine.failing_rows import (
     Removed,
     RowKey,
     Stamp,
+    UntoldPartitions,
     failing_frame,
     failing_rules,
     flag_columns,
@@ -213,6 +214,13 @@ class Keeper:
                 with pushdown.session() as opened:
                     return self._in_database(rows, stamp, pushdown, table, opened, removed=removed)
             return self._in_files(rows, stamp, removed=removed)
+        except UntoldPartitions as error:
+            message = (
+                f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: "
+                f"{error}. The check results are reported all the same."
+            )
+            self.context.log.warning(message)
+            return Kept("", self.setting.cap, error=message)
         except Exception as error:  # whatever failed, keeping never hides a verdict
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
@@ -284,6 +292,8 @@ class Keeper:
             _transaction(session, [s.sql(dialect=dialect.name) for s in statements])
             counted = sql.counted(target, stamp, kind).sql(dialect=dialect.name)
             kept = int(session.run(counted)[0, 0])
+        except UntoldPartitions:
+            raise  # not a refused write: `_keep` says why
         except Exception as error:  # keeping never hides a verdict
             return self._refused(error, pushdown, session, target, address)
         self.written[removed] = kept
@@ -358,8 +368,8 @@ class Keeper:
         names = [quote(key, safe="") + mark + ".parquet" for key in keys]
         paths = [f"{directory.rstrip('/')}/{name}" for name in names]
         path = paths[0] if len(paths) == 1 else f"{directory.rstrip('/')}/"
+        frame = rows.frame(max(cap, 0))  # a range's rows untold: `_keep` says so
         try:
-            frame = rows.frame(max(cap, 0))
             for key, name in zip(keys, names, strict=True):
                 own = frame if len(keys) == 1 else frame.filter(pl.col(PARTITION_KEY) == key)
                 sink_atomically(own, directory, name)

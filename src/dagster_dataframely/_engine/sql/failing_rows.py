@@ -30,6 +30,7 @@ from ..failing_rows import (
     RUN_ID,
     Removed,
     Stamp,
+    UntoldPartitions,
     failing_rules,
     kept_columns,
 )
@@ -97,7 +98,7 @@ def _partition_key(stamp: Stamp) -> exp.Expr:
     if len(stamp.partitions) < 2:
         return _text(stamp.partition_key)
     if stamp.row_key is None or stamp.row_key.sql is None:
-        raise ValueError(stamp.untold)
+        raise UntoldPartitions(stamp.untold)
     return exp.cast(stamp.row_key.sql.copy(), exp.DataType.build("VARCHAR"))
 
 

@@ -33,7 +33,6 @@ from .._engine.failing_rows import (
     ASSET_KEY,
     PARTITION_KEY,
     Removed,
-    RowKey,
     Stamp,
     UntoldPartitions,
     failing_frame,
@@ -45,7 +44,7 @@ from .._engine.settings import resolve
 from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
-from ..sources._partitions import Partition, run_partition
+from ..sources._partitions import run_partition
 from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
 
@@ -135,8 +134,10 @@ class Keeper:
             return Stamp(asset, run_id)
         if len(partition.keys) < 2:
             return Stamp(asset, run_id, partition.keys)
+        column = getattr(self.source, "partition_expr", None)  # as the source selects rows
+        expr = getattr(getattr(self.source, "reference", None), "partition_expr", None)
         return Stamp(
-            asset, run_id, partition.keys, _row_key(partition, self.source, dtypes, pushdown)
+            asset, run_id, partition.keys, partition.row_key(column, expr, dtypes, pushdown)
         )
 
     def __call__(
@@ -418,32 +419,6 @@ class _Rows:
     failing: bool
     frame: Callable[[int], pl.LazyFrame]
     select: Callable[[int], exp.Select | None]
-
-
-def _row_key(
-    partition: Partition,
-    source: Source,
-    dtypes: Mapping[str, pl.DataType],
-    pushdown: SQLTable | None,
-) -> RowKey:
-    """Each row's partition key, as the source selects the run's partitions: on its
-    `partition_expr`, a column of `dtypes` in polars, its parsed SQL in the database (its
-    type read as the source reads it, by a query of no rows)."""
-    column = getattr(source, "partition_expr", None)
-    in_polars = None
-    if isinstance(column, str) and column in dtypes:
-        in_polars = partition.key_polars(column, dtypes[column])
-    in_sql = None
-    expr = getattr(getattr(source, "reference", None), "partition_expr", None)
-    if pushdown is not None and expr is not None:
-        from sqlglot import exp
-
-        probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
-        sql = probe.from_(pushdown.rows()).limit(0).sql(dialect=pushdown.dialect.name)
-        with suppress(Exception):  # untold, the rows are not kept: `Stamp.untold` says why
-            dtype = pushdown.run(sql).schema["value"]
-            in_sql = partition.key_sql(expr, dtype, pushdown.dialect.name)
-    return RowKey(in_polars, in_sql)
 
 
 def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:

@@ -13,6 +13,8 @@ A run over several partitions (a backfill's range) reads them at once; `key_sql`
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -20,10 +22,13 @@ from typing import TYPE_CHECKING
 import dagster as dg
 import polars as pl
 
+from .._engine.failing_rows import RowKey
 from ..errors import InvalidSourceError
 
 if TYPE_CHECKING:  # sqlglot is imported only when a database source opens
     from sqlglot import exp
+
+    from .._engine.sql.backend import SQLTable
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,30 @@ class Partition:
             return pl.when(later).then(within(middle, high)).otherwise(within(low, middle - 1))
 
         return within(0, len(self.keys) - 1)
+
+    def row_key(
+        self,
+        column: str | None,
+        expr: exp.Expr | None,
+        dtypes: Mapping[str, pl.DataType],
+        pushdown: SQLTable | None,
+    ) -> RowKey:
+        """Each row's key, as a source selects rows on its `partition_expr`: `column` of
+        `dtypes` in polars, `expr` in the database `pushdown` reads (its type read as the
+        source reads it, by a query of no rows); None on a side that cannot tell it."""
+        in_polars = None
+        if column is not None and column in dtypes:
+            in_polars = self.key_polars(column, dtypes[column])
+        in_sql = None
+        if pushdown is not None and expr is not None:
+            from sqlglot import exp
+
+            probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
+            sql = probe.from_(pushdown.rows()).limit(0).sql(dialect=pushdown.dialect.name)
+            with suppress(Exception):  # untold, the rows are not kept: `Stamp.untold` says why
+                dtype = pushdown.run(sql).schema["value"]
+                in_sql = self.key_sql(expr, dtype, pushdown.dialect.name)
+        return RowKey(in_polars, in_sql)
 
     def datafusion(self, column: str, dtype: pl.DataType) -> exp.Expr | None:
         """A predicate on `column` of `dtype` that selects what `polars` does, for DataFusion

@@ -267,7 +267,7 @@ def test_a_range_run_over_parquet_writes_one_file_per_partition(tmp_path: Path) 
     source = dd.sources.ParquetSource(str(lake / "*.parquet"), partition_expr="day")
     _daily_checks(_orders, source, {}, partition_key="2024-01-01")
 
-    _daily_checks(_orders, source, {}, **_range("2024-01-01", "2024-01-02"))
+    result = _daily_checks(_orders, source, {}, **_range("2024-01-01", "2024-01-02"))
 
     kept = tmp_path / "lake__dy_failures"
     assert sorted(p.name for p in kept.iterdir()) == ["2024-01-01.parquet", "2024-01-02.parquet"]
@@ -276,6 +276,8 @@ def test_a_range_run_over_parquet_writes_one_file_per_partition(tmp_path: Path) 
         "2024-01-01": 1,
         "2024-01-02": 2,
     }
+    query = evaluations(result)["dy_rule__amount__min"].metadata["dy_failing_rows"].value
+    assert eval(query, {"pl": pl}).collect().height == 3  # the query, run as written
 
 
 @pytest.mark.parametrize("zone", [None, "UTC"])

@@ -395,6 +395,7 @@ STATED: dict[str, Expectation] = {
         "Columns tab:",
         "  payment_id                       Int64",
         "  dy_rule__amount__min             Boolean",
+        "  dy_asset_key                     String",
         "  dy_run_id                        String",
         "  dy_partition_key                 String",
         "written as declared: True",

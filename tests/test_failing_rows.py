@@ -325,9 +325,9 @@ def test_a_named_schema_holds_the_failures_table(tmp_path: Path) -> None:
 
     result = _check(_on_duckdb(database, keep_failing_rows="audit"))
 
-    assert _kept(database, "audit.orders__dy_failures").height == FAILING_ROWS
+    assert _kept(database, "audit.sales__orders__dy_failures").height == FAILING_ROWS
     check = evaluations(result)["dy_rule__amount__min"]
-    assert check.metadata["dy_failing_rows_table"].value == '"audit"."orders__dy_failures"'
+    assert check.metadata["dy_failing_rows_table"].value == '"audit"."sales__orders__dy_failures"'
 
 
 def test_a_cap_beyond_any_frame_keeps_every_row(tmp_path: Path) -> None:

@@ -3,44 +3,92 @@
 A kept row is a row of the checked table that fails at least one rule: the schema's columns,
 then one Boolean column per rule of the schema named by its check name (`dy_rule__amount__min`,
 as in the quarantine; `true` where the row fails the rule, `false` where it passes, `null`
-for a rule the run did not evaluate), then the run id and the partition key. Every rule has
-its column, failing or not, so every run writes the same shape to the same table or files.
+for a rule the run did not evaluate), then the checked asset's key, the run id and the row's
+partition key. Every rule has its column, failing or not, so every run writes the same shape to
+the same table or files. The asset key marks the rows as the package's and as that asset's:
+a run replaces only its own asset's rows of the partitions it checked (`ownership` tells a
+table the package made from one it must leave alone).
 The SQL backend selects the same rows inside the database (`sql.failing_rows`); this module
 selects them in polars, for files and for rules that fell back to polars.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Literal
 
 import polars as pl
 
 from .catalogue import Rule
 from .evaluate import Evaluation
 from .key_hashes import hashable, repeated_hashes, with_hashes
+from .naming import RESERVED_PREFIX
 
 if TYPE_CHECKING:  # sqlglot is imported only when a member is pushed down
+    from sqlglot import exp
+
     from .sql.filters import KeyMatch, MemberRows
     from .sql.staging import Session
 
+#: The column holding the key of the checked asset (`a/orders`): whose rows these are.
+ASSET_KEY = "dy_asset_key"
 #: The column holding the Dagster run id of the run that kept the row.
 RUN_ID = "dy_run_id"
-#: The column holding the partition key the run checked (null: an unpartitioned asset).
+#: The column holding the row's partition key (null: an unpartitioned asset).
 PARTITION_KEY = "dy_partition_key"
+#: How the flag columns' names start: a rule's check name, a collection filter's.
+FLAG_PREFIXES = ("dy_rule__", "dy_filter__")
 _REPEATED = "__dy_repeated"
 _ROWS = "__dy_rows"
 #: A cap polars' `head` cannot take (its row index is 32 bits): as many rows as a frame holds.
 _NO_CAP = (1 << 32) - 1
 
 
+class UntoldPartitions(ValueError):
+    """A run over several partitions cannot tell each failing row's: `Stamp.untold` says why."""
+
+
+@dataclass(frozen=True)
+class RowKey:
+    """Each row's own partition key, for a run over several partitions: in polars and in
+    SQL (None where that side cannot tell it, e.g. a SQL `partition_expr` in polars)."""
+
+    polars: pl.Expr | None
+    sql: exp.Expr | None
+
+
 @dataclass(frozen=True)
 class Stamp:
-    """What identifies one run's rows: its run id and the partition it checked."""
+    """What identifies one run's rows: the checked asset, the run, and the partitions it
+    checked (none: an unpartitioned asset); over several, `row_key` gives each row's."""
 
+    asset_key: str
     run_id: str
-    partition_key: str | None
+    partitions: tuple[str, ...] = ()
+    row_key: RowKey | None = None
+
+    @property
+    def partition_key(self) -> str | None:
+        """The one partition the run checked (None: unpartitioned, or several)."""
+        return self.partitions[0] if len(self.partitions) == 1 else None
+
+    def polars_key(self) -> pl.Expr:
+        """The rows' partition key in polars; `ValueError` where a range's cannot be told."""
+        if len(self.partitions) < 2:
+            return pl.lit(self.partition_key, dtype=pl.String)
+        if self.row_key is None or self.row_key.polars is None:
+            raise UntoldPartitions(self.untold)
+        return self.row_key.polars
+
+    @property
+    def untold(self) -> str:
+        """Why a run over several partitions cannot keep its rows, and the fix."""
+        return (
+            f"the run checked {len(self.partitions)} partitions ({self.partitions[0]} to "
+            f"{self.partitions[-1]}) and cannot tell which of them each failing row belongs "
+            "to: give partition_expr as a column of the table, or check one partition per run"
+        )
 
 
 @dataclass(frozen=True)
@@ -76,7 +124,27 @@ def flag_columns(catalogue: Sequence[Rule]) -> list[str]:
 def kept_columns(columns: Sequence[str], catalogue: Sequence[Rule]) -> dict[str, pl.DataType]:
     """The columns a kept row adds to the checked row's `columns`, with their dtypes."""
     added: dict[str, pl.DataType] = dict.fromkeys(flag_columns(catalogue), pl.Boolean())
-    return added | {RUN_ID: pl.String(), PARTITION_KEY: pl.String()}
+    return added | {ASSET_KEY: pl.String(), RUN_ID: pl.String(), PARTITION_KEY: pl.String()}
+
+
+def ownership(columns: Collection[str]) -> Literal["kept", "unmarked"] | None:
+    """Whose table has `columns`: the package's ("kept"), the package's from before the rows
+    carried their asset key ("unmarked": the same layout without `ASSET_KEY`), or not the
+    package's (None), which it never changes. The package made it if it has the run id and
+    partition key columns and every other `dy_` column is a flag: schemas may not have
+    `dy_` columns, so a table of the user's cannot look so."""
+    names = set(columns)
+    if not {RUN_ID, PARTITION_KEY} <= names:
+        return None
+    stamps = {ASSET_KEY, RUN_ID, PARTITION_KEY}
+    if any(
+        name.startswith(RESERVED_PREFIX)
+        and name not in stamps
+        and not name.startswith(FLAG_PREFIXES)
+        for name in names
+    ):
+        return None
+    return "kept" if ASSET_KEY in names else "unmarked"
 
 
 def failing_rules(rules: Sequence[Rule], evaluation: Evaluation) -> list[Rule]:
@@ -118,9 +186,11 @@ def failing_frame(
         else:
             expr = pl.lit(None, dtype=pl.Boolean)
         selected.append(expr.alias(rule.check_name))
+    key = stamp.polars_key() if failing else pl.lit(None, dtype=pl.String)
     selected += [
+        pl.lit(stamp.asset_key, dtype=pl.String).alias(ASSET_KEY),
         pl.lit(stamp.run_id, dtype=pl.String).alias(RUN_ID),
-        pl.lit(stamp.partition_key, dtype=pl.String).alias(PARTITION_KEY),
+        key.alias(PARTITION_KEY),
     ]
     shaped = frame.select(list({e.meta.output_name(): e for e in selected}.values()))
     if not failing:

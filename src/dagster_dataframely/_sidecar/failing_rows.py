@@ -7,14 +7,16 @@ source streams them to one parquet file per partition (a polars sink, then a ren
 `<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
 storage for an IO manager, or under the directory named. Naming a place, not a table or a
 file, lets one setting serve every asset of `with_schemas`, a collection or a Component.
-Each run first clears its partition's earlier rows, so a passing run leaves none. Keeping is a
-convenience: a failure to keep is logged and reported on the failing checks, never raised,
-so it never hides a verdict.
+Each run first clears its asset's earlier rows of the partitions it checked, so a passing run
+leaves none; a run over several partitions keeps each row under its own. The package writes
+only into a table it made (`ownership`): any other table of that name is left as it is.
+Keeping is a convenience: a failure to keep is logged and reported on the failing checks,
+never raised, so it never hides a verdict.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -27,11 +29,22 @@ import polars as pl
 
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
-from .._engine.failing_rows import Removed, Stamp, failing_frame, failing_rules, flag_columns
+from .._engine.failing_rows import (
+    ASSET_KEY,
+    PARTITION_KEY,
+    Removed,
+    Stamp,
+    UntoldPartitions,
+    failing_frame,
+    failing_rules,
+    flag_columns,
+    ownership,
+)
 from .._engine.settings import resolve
 from ..errors import InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
+from ..sources._partitions import run_partition
 from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
 
@@ -112,15 +125,20 @@ class Keeper:
     #: a member's rule and filter rows together.
     written: dict[bool, int] = field(default_factory=dict, compare=False)
 
-    @property
-    def stamp(self) -> Stamp:
-        context = self.context
-        if context.has_partition_key:
-            return Stamp(context.run.run_id, context.partition_key)
-        if context.has_partition_key_range:
-            window = context.partition_key_range
-            return Stamp(context.run.run_id, f"{window.start}...{window.end}")
-        return Stamp(context.run.run_id, None)
+    def stamp(self, dtypes: Mapping[str, pl.DataType], pushdown: SQLTable | None = None) -> Stamp:
+        """The run's stamp on its rows; over several partitions, how each row's key is told
+        from the source's `partition_expr` (a column of `dtypes`, or SQL `pushdown` runs)."""
+        asset, run_id = self.asset_key.to_user_string(), self.context.run.run_id
+        partition = run_partition(self.context)
+        if partition is None:
+            return Stamp(asset, run_id)
+        if len(partition.keys) < 2:
+            return Stamp(asset, run_id, partition.keys)
+        column = getattr(self.source, "partition_expr", None)  # as the source selects rows
+        expr = getattr(getattr(self.source, "reference", None), "partition_expr", None)
+        return Stamp(
+            asset, run_id, partition.keys, partition.row_key(column, expr, dtypes, pushdown)
+        )
 
     def __call__(
         self,
@@ -131,7 +149,7 @@ class Keeper:
         pushdown: SQLTable | None,
     ) -> Kept:
         shape = [*catalogue, *self.filters]
-        columns, stamp = schema.column_names(), self.stamp
+        columns, stamp = schema.column_names(), self.stamp(lf.collect_schema(), pushdown)
 
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
@@ -144,7 +162,7 @@ class Keeper:
             return failing_frame(lf, columns, shape, evaluation, stamp, cap)
 
         rows = _Rows(columns, shape, bool(failing_rules(shape, evaluation)), frame, select)
-        return self._keep(rows, pushdown, removed=False)
+        return self._keep(rows, stamp, pushdown, removed=False)
 
     def removed(
         self,
@@ -157,7 +175,9 @@ class Keeper:
         (`catalogue`: the member's rules); the database's rows where `removed` has them."""
         ran = {rule.name: rule for rule in removed.filters}
         shape = [*catalogue, *(ran.get(rule.name, rule) for rule in self.filters)]
-        columns, stamp, passed = schema.column_names(), self.stamp, removed.passed(shape)
+        valid = {} if removed.valid is None else removed.valid.collect_schema()
+        columns, passed = schema.column_names(), removed.passed(shape)
+        stamp = self.stamp(valid, pushdown if removed.rows is not None else None)
 
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
@@ -171,11 +191,12 @@ class Keeper:
             return failing_frame(removed.valid, columns, shape, passed, stamp, cap)
 
         rows = _Rows(columns, shape, bool(failing_rules(shape, passed)), frame, select)
-        return self._keep(rows, pushdown, removed=True, session=removed.session)
+        return self._keep(rows, stamp, pushdown, removed=True, session=removed.session)
 
     def _keep(
         self,
         rows: _Rows,
+        stamp: Stamp,
         pushdown: SQLTable | None,
         *,
         removed: bool,
@@ -190,10 +211,17 @@ class Keeper:
                 and pushdown.dialect.keeps_failing_rows
             ):
                 if session is not None:
-                    return self._in_database(rows, pushdown, table, session, removed=removed)
+                    return self._in_database(rows, stamp, pushdown, table, session, removed=removed)
                 with pushdown.session() as opened:
-                    return self._in_database(rows, pushdown, table, opened, removed=removed)
-            return self._in_files(rows, removed=removed)
+                    return self._in_database(rows, stamp, pushdown, table, opened, removed=removed)
+            return self._in_files(rows, stamp, removed=removed)
+        except UntoldPartitions as error:
+            message = (
+                f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: "
+                f"{error}. The check results are reported all the same."
+            )
+            self.context.log.warning(message)
+            return Kept("", self.setting.cap, error=message)
         except Exception as error:  # whatever failed, keeping never hides a verdict
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
@@ -206,12 +234,15 @@ class Keeper:
     def _in_database(
         self,
         rows: _Rows,
+        stamp: Stamp,
         pushdown: SQLTable,
         table: exp.Table,
         session: Session,
         *,
         removed: bool,
     ) -> Kept:
+        from sqlglot import exp
+
         from .._engine.sql import failing_rows as sql
 
         dialect = pushdown.dialect
@@ -227,7 +258,7 @@ class Keeper:
                 return Kept(self.setting.target, self.setting.cap, error=str(error))
         target = sql.beside(table, dialect, within)
         address = target.sql(dialect=dialect.name)
-        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
+        cap = self.setting.cap - sum(self.written.values())
         try:
             create = sql.create(pushdown, target, rows.columns, rows.shape)
             try:
@@ -236,13 +267,21 @@ class Keeper:
                 session.rollback()
                 session.execute(create.sql(dialect=dialect.name))
             found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
+            owned = ownership(found)
+            if owned is None:  # not the package's table: never changed, not even widened
+                return self._not_ours(address, sql.beside(table, dialect, exp.Table()).name)
+            statements: list[exp.Expr] = []
+            if owned == "unmarked":  # kept by a release before rows carried their asset key
+                for alter in sql.widen(target, [ASSET_KEY], kind="VARCHAR"):
+                    session.execute(alter.sql(dialect=dialect.name))
+                statements.append(sql.mark(target, stamp))
             flags = [flag for flag in flag_columns(rows.shape) if flag not in found]
             for alter in sql.widen(target, flags):
                 session.execute(alter.sql(dialect=dialect.name))
             filters = sorted(f for f in found | set(flags) if f.startswith(FILTER_CHECK_PREFIX))
             kind = sql.kind(filters, removed=removed)
-            # This run's rows of this kind replace the partition's earlier ones.
-            statements: list[exp.Expr] = [sql.clear(target, stamp, kind)]
+            # This run's rows of this kind replace the asset's earlier ones of its partitions.
+            statements.append(sql.clear(target, stamp, kind))
             if rows.failing and cap > 0:
                 select = rows.select(cap)
                 names = _names(rows.columns, rows.shape)
@@ -254,6 +293,8 @@ class Keeper:
             _transaction(session, [s.sql(dialect=dialect.name) for s in statements])
             counted = sql.counted(target, stamp, kind).sql(dialect=dialect.name)
             kept = int(session.run(counted)[0, 0])
+        except UntoldPartitions:
+            raise  # not a refused write: `_keep` says why
         except Exception as error:  # keeping never hides a verdict
             return self._refused(error, pushdown, session, target, address)
         self.written[removed] = kept
@@ -263,6 +304,21 @@ class Keeper:
             kept,
             query=lambda flags: sql.query(target, stamp, flags).sql(dialect=dialect.name),
         )
+
+    def _not_ours(self, address: str, elsewhere: str) -> Kept:
+        """A table of the kept name that the package did not make: told, and left as it is;
+        `elsewhere` is the name the rows take in a schema named by the setting."""
+        other = "another schema" if self.setting.target is not None else "a schema"
+        message = (
+            f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: table "
+            f"{address} was not created by dagster-dataframely (a table of kept rows has the "
+            "columns dy_run_id and dy_partition_key, and no dy_ column but dy_asset_key and "
+            "the rules' flags), so it is left as it is. The check results are reported all "
+            f"the same. To keep the rows, set keep_failing_rows= to {other} "
+            f'(keep_failing_rows="audit"), where they go to its table {elsewhere}.'
+        )
+        self.context.log.warning(message)
+        return Kept(address, self.setting.cap, error=message)
 
     def _refused(
         self,
@@ -304,15 +360,21 @@ class Keeper:
         self.context.log.warning(message)
         return Kept(address, self.setting.cap, error=message)
 
-    def _in_files(self, rows: _Rows, *, removed: bool) -> Kept:
-        stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
+    def _in_files(self, rows: _Rows, stamp: Stamp, *, removed: bool) -> Kept:
+        """One file per partition the run checked, each replacing that partition's."""
+        cap = self.setting.cap - sum(self.written.values())
         directory = self.directory()
         mark = _REMOVED if removed else ""
-        name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + mark + ".parquet"
-        path = f"{directory.rstrip('/')}/{name}"
+        keys = stamp.partitions or (_UNPARTITIONED,)
+        names = [quote(key, safe="") + mark + ".parquet" for key in keys]
+        paths = [f"{directory.rstrip('/')}/{name}" for name in names]
+        path = paths[0] if len(paths) == 1 else f"{directory.rstrip('/')}/"
+        frame = rows.frame(max(cap, 0))  # a range's rows untold: `_keep` says so
         try:
-            sink_atomically(rows.frame(max(cap, 0)), directory, name)
-            kept = pl.scan_parquet(path).select(pl.len()).collect().item()
+            for key, name in zip(keys, names, strict=True):
+                own = frame if len(keys) == 1 else frame.filter(pl.col(PARTITION_KEY) == key)
+                sink_atomically(own, directory, name)
+            kept = pl.scan_parquet(paths).select(pl.len()).collect().item()
         except Exception as error:
             message = (
                 f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} "
@@ -328,7 +390,7 @@ class Keeper:
             self.setting.cap,
             kept,
             query=lambda flags: (
-                f"pl.scan_parquet({path!r}).filter("
+                f"pl.scan_parquet({paths[0] if len(paths) == 1 else paths!r}).filter("
                 + " | ".join(f"pl.col({flag!r})" for flag in flags)
                 + ")"
             ),

@@ -16,7 +16,7 @@ import dataframely as dy
 
 from .._checks.asset_keys import AssetKeyLike, parse_asset_key
 from .._engine.catalogue import Rule, rules
-from .._engine.failing_rows import PARTITION_KEY, RUN_ID
+from .._engine.failing_rows import ASSET_KEY, PARTITION_KEY, RUN_ID
 from .._engine.schemas import SchemaLike, as_dataframely
 from ..errors import CollectionMemberError
 from .collection_rules import filter_rules
@@ -95,8 +95,9 @@ def failures_spec(
         for rule in {rule.check_name: rule for rule in catalogue}.values()
     ]
     added += [
+        dg.TableColumn(ASSET_KEY, "String", description="The checked asset the row is of"),
         dg.TableColumn(RUN_ID, "String", description="The run that kept the row"),
-        dg.TableColumn(PARTITION_KEY, "String", description="The partition the run checked"),
+        dg.TableColumn(PARTITION_KEY, "String", description="The partition the row is in"),
     ]
     return dg.AssetSpec(
         failures_key(asset_key),

@@ -6,10 +6,15 @@ select `expr IN (keys)`. This is how Dagster's database IO managers read a parti
 without a zone (a naive timestamp) holds wall-clock times, compared with the window's bounds in
 the partitions definition's zone (midnight in New York for a New York day); a zoned column is
 compared by the instant.
+
+A run over several partitions (a backfill's range) reads them at once; `key_sql` and
+`key_polars` tell which of them each row is in, by the same comparisons.
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime
 from typing import TYPE_CHECKING
@@ -17,10 +22,13 @@ from typing import TYPE_CHECKING
 import dagster as dg
 import polars as pl
 
+from .._engine.failing_rows import RowKey
 from ..errors import InvalidSourceError
 
 if TYPE_CHECKING:  # sqlglot is imported only when a database source opens
     from sqlglot import exp
+
+    from .._engine.sql.backend import SQLTable
 
 
 @dataclass(frozen=True)
@@ -29,6 +37,8 @@ class Partition:
 
     keys: tuple[str, ...]
     window: tuple[datetime, datetime] | None = None
+    #: Over several time windows: the start of each key's window, in key order.
+    starts: tuple[datetime, ...] = ()
 
     def describe(self) -> str:
         if self.window is not None:
@@ -53,6 +63,80 @@ class Partition:
             exp.GTE(this=exp.paren(expr.copy()), expression=start),
             exp.LT(this=exp.paren(expr.copy()), expression=end),
         )
+
+    def key_sql(self, expr: exp.Expr, dtype: pl.DataType, dialect: str) -> exp.Expr | None:
+        """The partition key of a row `select` selects, from `expr` (of polars `dtype`): the
+        key whose window holds it (a balanced `CASE` on the windows' starts, a few
+        comparisons per row however long the range), or whose key equals it; None where
+        the keys' windows are not known (a multi-partition range)."""
+        from sqlglot import exp
+
+        if self.window is None:
+            branches = [
+                exp.If(
+                    this=exp.EQ(this=exp.paren(expr.copy()), expression=value),
+                    true=exp.Literal.string(key),
+                )
+                for key in self.keys
+                for value in _key_literals((key,), dtype, dialect)
+            ]
+            return exp.Case(ifs=branches) if branches else exp.Null()
+        if len(self.starts) != len(self.keys):
+            return None
+        zoned = isinstance(dtype, pl.Datetime) and dtype.time_zone is not None
+
+        def within(low: int, high: int) -> exp.Expr:
+            if low == high:
+                return exp.Literal.string(self.keys[low])
+            middle = (low + high + 1) // 2
+            bound = _sql_bound(self.starts[middle], dialect, zoned=zoned)
+            later = exp.GTE(this=exp.paren(expr.copy()), expression=bound)
+            return exp.Case(
+                ifs=[exp.If(this=later, true=within(middle, high))], default=within(low, middle - 1)
+            )
+
+        return within(0, len(self.keys) - 1)
+
+    def key_polars(self, column: str, dtype: pl.DataType) -> pl.Expr | None:
+        """The partition key of a row `polars` selects, from `column` of `dtype`, as
+        `key_sql` finds it."""
+        if self.window is None or dtype == pl.String:  # a key column: the key is its text
+            return pl.col(column).cast(pl.String)
+        if len(self.starts) != len(self.keys):
+            return None
+
+        def within(low: int, high: int) -> pl.Expr:
+            if low == high:
+                return pl.lit(self.keys[low], dtype=pl.String)
+            middle = (low + high + 1) // 2
+            later = pl.col(column) >= _bound(self.starts[middle], dtype)
+            return pl.when(later).then(within(middle, high)).otherwise(within(low, middle - 1))
+
+        return within(0, len(self.keys) - 1)
+
+    def row_key(
+        self,
+        column: str | None,
+        expr: exp.Expr | None,
+        dtypes: Mapping[str, pl.DataType],
+        pushdown: SQLTable | None,
+    ) -> RowKey:
+        """Each row's key, as a source selects rows on its `partition_expr`: `column` of
+        `dtypes` in polars, `expr` in the database `pushdown` reads (its type read as the
+        source reads it, by a query of no rows); None on a side that cannot tell it."""
+        in_polars = None
+        if column is not None and column in dtypes:
+            in_polars = self.key_polars(column, dtypes[column])
+        in_sql = None
+        if pushdown is not None and expr is not None:
+            from sqlglot import exp
+
+            probe = exp.select(exp.alias_(expr.copy(), "value", quoted=True))
+            sql = probe.from_(pushdown.rows()).limit(0).sql(dialect=pushdown.dialect.name)
+            with suppress(Exception):  # untold, the rows are not kept: `Stamp.untold` says why
+                dtype = pushdown.run(sql).schema["value"]
+                in_sql = self.key_sql(expr, dtype, pushdown.dialect.name)
+        return RowKey(in_polars, in_sql)
 
     def datafusion(self, column: str, dtype: pl.DataType) -> exp.Expr | None:
         """A predicate on `column` of `dtype` that selects what `polars` does, for DataFusion
@@ -96,7 +180,20 @@ def run_partition(context: dg.AssetCheckExecutionContext) -> Partition | None:
         window = context.partition_time_window
     except Exception:  # not a time-window partition: Dagster raises its own check error
         return Partition(keys=keys)
-    return Partition(keys=keys, window=(window.start, window.end))
+    return Partition(keys=keys, window=(window.start, window.end), starts=_starts(context, keys))
+
+
+def _starts(context: dg.AssetCheckExecutionContext, keys: tuple[str, ...]) -> tuple[datetime, ...]:
+    """The start of each key's window, for a run over several windows of a time-window
+    partitions definition (the job's, else the checks'); none otherwise."""
+    if len(keys) < 2:
+        return ()
+    found = context.job_def.partitions_def or next(
+        (spec.partitions_def for spec in context.check_specs if spec.partitions_def), None
+    )
+    if not isinstance(found, dg.TimeWindowPartitionsDefinition):
+        return ()
+    return tuple(found.time_window_for_partition_key(key).start for key in keys)
 
 
 def require_expr(partition: Partition | None, partition_expr: str | None, what: str) -> None:

@@ -2,7 +2,8 @@
 
 The rows never leave the database: `CREATE TABLE IF NOT EXISTS ... AS SELECT ... LIMIT 0`
 gives the table the kept shape (see `..failing_rows`), then one transaction deletes the
-partition's earlier rows and `INSERT ... SELECT`s this run's, at most the cap. A row rule's
+asset's earlier rows of the partitions the run checked and `INSERT ... SELECT`s this run's, at
+most the cap, each row under its own partition key. A row rule's
 flag is its pushed-down predicate, negated (`NULL` passes); a `unique` or primary-key rule's is
 its key among the few repeated keys listed, or `COUNT(*) OVER (PARTITION BY key) > 1`. A
 failing rule without an exact SQL form makes the whole selection polars' (`failing_frame`),
@@ -23,7 +24,16 @@ from sqlglot import exp
 
 from ..catalogue import Rule
 from ..evaluate import Evaluation
-from ..failing_rows import PARTITION_KEY, RUN_ID, Removed, Stamp, failing_rules, kept_columns
+from ..failing_rows import (
+    ASSET_KEY,
+    PARTITION_KEY,
+    RUN_ID,
+    Removed,
+    Stamp,
+    UntoldPartitions,
+    failing_rules,
+    kept_columns,
+)
 from .backend import SQLTable, compile_rules
 from .dialects import Dialect
 from .filters import removed_rows
@@ -39,18 +49,21 @@ _VALUES_ROWS = 500
 
 def beside(table: exp.Table, dialect: Dialect, within: exp.Table | None = None) -> exp.Table:
     """The failures table of `table`: `<table>__dy_failures` (the suffix folded as the
-    dialect folds a bare name, `ORDERS__DY_FAILURES` in Snowflake), in `table`'s schema or in
-    the schema (and database) of `within`, as dbt keeps its test failures in an audit
-    schema: one setting serves every asset of a `with_schemas` or a collection."""
+    dialect folds a bare name, `ORDERS__DY_FAILURES` in Snowflake) in `table`'s schema; or,
+    in the schema (and database) of `within`, as dbt keeps its test failures in an audit
+    schema, named by `table`'s whole name (`sales__orders__dy_failures`), so that one setting
+    serves every asset of a `with_schemas` or a collection, `a.orders` and `b.orders` alike."""
     from sqlglot.optimizer.normalize_identifiers import normalize_identifiers
 
     suffix = normalize_identifiers(exp.to_identifier(_SUFFIX), dialect=dialect.name).name
     found = table.copy()
-    found.set("this", exp.to_identifier(table.name + suffix, quoted=True))
+    name = table.name
     if within is not None:
+        name = "__".join(part for part in (table.catalog, table.db, table.name) if part)
         for part in ("db", "catalog"):
             value = within.args.get(part)
             found.set(part, None if value is None else value.copy())
+    found.set("this", exp.to_identifier(name + suffix, quoted=True))
     return found
 
 
@@ -68,21 +81,32 @@ def _shaped(
 ) -> list[exp.Expr]:
     selected: list[exp.Expr] = [exp.column(name, quoted=True) for name in columns]
     for name in kept_columns(columns, catalogue):
-        if name == RUN_ID:
+        if name == ASSET_KEY:
+            value = _text(stamp.asset_key)
+        elif name == RUN_ID:
             value = _text(stamp.run_id)
         elif name == PARTITION_KEY:
-            value = _text(stamp.partition_key)
+            value = _partition_key(stamp)
         else:
             value = flags.get(name, _boolean(None))
         selected.append(exp.alias_(value, name, quoted=True))
     return selected
 
 
+def _partition_key(stamp: Stamp) -> exp.Expr:
+    """The rows' partition key: the run's one, or over several each row's own."""
+    if len(stamp.partitions) < 2:
+        return _text(stamp.partition_key)
+    if stamp.row_key is None or stamp.row_key.sql is None:
+        raise UntoldPartitions(stamp.untold)
+    return exp.cast(stamp.row_key.sql.copy(), exp.DataType.build("VARCHAR"))
+
+
 def create(
     table: SQLTable, target: exp.Table, columns: Sequence[str], catalogue: Sequence[Rule]
 ) -> exp.Create:
     """`CREATE TABLE IF NOT EXISTS target AS` the kept shape, no rows."""
-    shape = exp.select(*_shaped(columns, catalogue, {}, Stamp("", None))).from_(table.rows())
+    shape = exp.select(*_shaped(columns, catalogue, {}, Stamp("", ""))).from_(table.rows())
     return exp.Create(this=target, kind="TABLE", exists=True, expression=shape.limit(0))
 
 
@@ -91,8 +115,8 @@ def present(target: exp.Table) -> exp.Select:
     return exp.select(exp.Star()).from_(target).limit(0)
 
 
-def widen(target: exp.Table, flags: Sequence[str]) -> list[exp.Alter]:
-    """Add the Boolean columns `flags` (rules the schema gained since the table was made)."""
+def widen(target: exp.Table, flags: Sequence[str], kind: str = "BOOLEAN") -> list[exp.Alter]:
+    """Add the columns `flags` (Boolean: rules the schema gained since the table was made)."""
     return [
         exp.Alter(
             this=target.copy(),
@@ -100,13 +124,24 @@ def widen(target: exp.Table, flags: Sequence[str]) -> list[exp.Alter]:
             actions=[
                 exp.ColumnDef(
                     this=exp.to_identifier(flag, quoted=True),
-                    kind=exp.DataType.build("BOOLEAN"),
+                    kind=exp.DataType.build(kind),
                     exists=True,
                 )
             ],
         )
         for flag in flags
     ]
+
+
+def mark(target: exp.Table, stamp: Stamp) -> exp.Update:
+    """Give the rows a table kept before they carried their asset key (`ASSET_KEY`, just
+    added) the key of the asset now keeping rows in it: the asset beside whose table it is."""
+    asset = exp.column(ASSET_KEY, quoted=True)
+    return exp.Update(
+        this=target.copy(),
+        expressions=[exp.EQ(this=asset.copy(), expression=exp.Literal.string(stamp.asset_key))],
+        where=exp.Where(this=exp.Is(this=asset, expression=exp.Null())),
+    )
 
 
 def failing_select(
@@ -207,12 +242,18 @@ def kind(filters: Sequence[str], *, removed: bool) -> exp.Expr | None:
 
 
 def _of_run(stamp: Stamp, *, run: bool, of: exp.Expr | None = None) -> exp.Expr:
+    """The rows of the run's asset and partitions (`run`: kept by this run)."""
     partition = exp.column(PARTITION_KEY, quoted=True)
-    condition: exp.Expr = (
-        exp.Is(this=partition, expression=exp.Null())
-        if stamp.partition_key is None
-        else exp.EQ(this=partition, expression=exp.Literal.string(stamp.partition_key))
+    keys = [exp.Literal.string(key) for key in stamp.partitions]
+    within: exp.Expr = (
+        exp.In(this=partition, expressions=keys)
+        if keys
+        else exp.Is(this=partition, expression=exp.Null())
     )
+    asset = exp.EQ(
+        this=exp.column(ASSET_KEY, quoted=True), expression=exp.Literal.string(stamp.asset_key)
+    )
+    condition = exp.and_(asset, within)
     if run:
         run_id = exp.EQ(
             this=exp.column(RUN_ID, quoted=True), expression=exp.Literal.string(stamp.run_id)
@@ -222,8 +263,8 @@ def _of_run(stamp: Stamp, *, run: bool, of: exp.Expr | None = None) -> exp.Expr:
 
 
 def clear(target: exp.Table, stamp: Stamp, of: exp.Expr | None = None) -> exp.Delete:
-    """Delete the earlier rows of the run's partition (every earlier row, unpartitioned);
-    `of`: only those of one kind (`kind`)."""
+    """Delete the asset's earlier rows of every partition the run checked (every earlier row
+    of the asset, unpartitioned); `of`: only those of one kind (`kind`)."""
     return exp.delete(target, where=_of_run(stamp, run=False, of=of))
 
 

@@ -1,15 +1,17 @@
 """`keep_failing_rows=`: a sidecar run's failing rows, kept where the data lives.
 
-A database source (DuckDB, `SQLTableSource` with pushdown) keeps them in a table beside the
-checked one, `<table>__dy_failures` in its schema (or in the schema named), written inside
-the database through the pushdown's own connection (`_engine.sql.failing_rows`); every other
-source streams them to one parquet file per partition (a polars sink, then a rename) in
+A database source (DuckDB, `SQLTableSource`) keeps them in a table beside the checked one,
+`<table>__dy_failures` in its schema (or in the schema named), written inside the database
+through the source's own connection (`_engine.sql.failing_rows`), whichever engine evaluated
+the rules. A database that cannot replace a partition's rows in a transaction (Spark,
+Redshift, Trino: `keeps_failing_rows`) selects them and they are streamed to files, as every
+other source's are: one parquet file per partition (a polars sink, then a rename) in
 `<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
 storage for an IO manager, or under the directory named. Naming a place, not a table or a
 file, lets one setting serve every asset of `with_schemas`, a collection or a Component.
 Each run first clears its partition's earlier rows, so a passing run leaves none. Keeping is a
-convenience: a failure to keep is logged and reported on the failing checks, never raised,
-so it never hides a verdict.
+convenience: a failure to keep is a `FailingRowsWriteError`, logged and reported on the
+failing checks, never raised, so it never hides a verdict.
 """
 
 from __future__ import annotations
@@ -29,9 +31,10 @@ from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
 from .._engine.failing_rows import Removed, Stamp, failing_frame, failing_rules, flag_columns
 from .._engine.settings import resolve
-from ..errors import InvalidSourceError
+from ..errors import DagsterDataframelyError, FailingRowsWriteError, InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
+from ..sources._spark import SparkTableSource
 from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
 
@@ -108,6 +111,9 @@ class Keeper:
     source: Source
     #: A collection member's filter records: their flags follow its rules' in every row.
     filters: Sequence[Rule] = ()
+    #: The checked rows in their database (a database source's, whichever engine evaluates
+    #: the rules): the failing rows are kept there. None: the pushdown's, else in files.
+    database: SQLTable | None = None
     #: Rows kept so far in this step, by kind (True: removed by filters): the cap holds for
     #: a member's rule and filter rows together.
     written: dict[bool, int] = field(default_factory=dict, compare=False)
@@ -136,7 +142,8 @@ class Keeper:
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
 
-            assert pushdown is not None  # see `_keep`
+            if pushdown is None:  # polars evaluated the rules, or read the rows cast
+                return None
             dtypes = lf.collect_schema()
             return sql.failing_select(pushdown, schema, dtypes, shape, evaluation, stamp, cap)
 
@@ -181,27 +188,19 @@ class Keeper:
         removed: bool,
         session: Session | None = None,
     ) -> Kept:
+        database = self.database if self.database is not None else pushdown
         table = getattr(getattr(self.source, "reference", None), "table", None)
         try:
-            if (
-                pushdown is not None
-                and pushdown.session is not None
-                and table is not None
-                and pushdown.dialect.keeps_failing_rows
-            ):
-                if session is not None:
-                    return self._in_database(rows, pushdown, table, session, removed=removed)
-                with pushdown.session() as opened:
-                    return self._in_database(rows, pushdown, table, opened, removed=removed)
-            return self._in_files(rows, removed=removed)
+            if database is not None and not database.dialect.keeps_failing_rows:
+                return self._in_files(rows, removed=removed, database=database, session=session)
+            if database is None or database.session is None or table is None:
+                return self._in_files(rows, removed=removed)
+            if session is not None:
+                return self._in_database(rows, database, table, session, removed=removed)
+            with database.session() as opened:
+                return self._in_database(rows, database, table, opened, removed=removed)
         except Exception as error:  # whatever failed, keeping never hides a verdict
-            message = (
-                f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
-                f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
-                "reported all the same."
-            )
-            self.context.log.warning(message)
-            return Kept("", self.setting.cap, error=message)
+            return self._unkept("their table or folder", _told(error), "")
 
     def _in_database(
         self,
@@ -236,6 +235,16 @@ class Keeper:
                 session.rollback()
                 session.execute(create.sql(dialect=dialect.name))
             found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
+            missing = [name for name in rows.columns if name not in found]
+            if missing:  # the schema gained a column since the table was made
+                return self._unkept(
+                    f"table {address}",
+                    f"the table has no column {', '.join(map(repr, missing))}: it was made "
+                    "for an earlier version of the schema, and its rows hold no such values",
+                    "Rename or drop the table (it holds only kept rows) to have it made again "
+                    "with the schema's columns on the next run, or set keep_failing_rows= to "
+                    "another schema.",
+                )
             flags = [flag for flag in flag_columns(rows.shape) if flag not in found]
             for alter in sql.widen(target, flags):
                 session.execute(alter.sql(dialect=dialect.name))
@@ -285,7 +294,8 @@ class Keeper:
                 role = str(session.run(exp.select(current).sql(dialect=dialect.name))[0, 0])
             except Exception:
                 role = None
-        refused = any(word in str(error).lower() for word in _REFUSALS)
+        told = _told(error)
+        refused = any(word in told.lower() for word in _REFUSALS)
         if refused and role is not None:
             grants = "; ".join(
                 g.sql(dialect=dialect.name) for g in sql.grant(dialect, target, role)
@@ -295,33 +305,52 @@ class Keeper:
             fix = "Open the database writable (a DuckDB resource without read_only), or"
         else:
             fix = "If the table was made for another schema, drop it to have it made again, or"
-        message = (
-            f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
-            f"table {address}{'' if role is None else f' as role {role!r}'}: "
-            f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
-            f"reported all the same. {fix} set keep_failing_rows= to a schema it may write in."
+        as_role = "" if role is None else f" as role {role!r}"
+        return self._unkept(
+            f"table {address}{as_role}",
+            f"the database refused the write: {told}",
+            f"{fix} set keep_failing_rows= to a schema it may write in.",
         )
-        self.context.log.warning(message)
-        return Kept(address, self.setting.cap, error=message)
 
-    def _in_files(self, rows: _Rows, *, removed: bool) -> Kept:
+    def _unkept(self, where: str, why: str, fix: str) -> Kept:
+        """Nothing kept, told as a `FailingRowsWriteError` (logged, and carried by each
+        failing check): where, why, and the fix; the verdicts are reported all the same."""
+        error = FailingRowsWriteError(
+            f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
+            f"{where}: {why}. The rules were evaluated and the check results are reported "
+            f"all the same. {fix}".rstrip()
+        )
+        message = f"{type(error).__name__}: {error}"
+        self.context.log.warning(message)
+        return Kept(where, self.setting.cap, error=message)
+
+    def _in_files(
+        self,
+        rows: _Rows,
+        *,
+        removed: bool,
+        database: SQLTable | None = None,
+        session: Session | None = None,
+    ) -> Kept:
         stamp, cap = self.stamp, self.setting.cap - sum(self.written.values())
         directory = self.directory()
         mark = _REMOVED if removed else ""
         name = quote(stamp.partition_key or _UNPARTITIONED, safe="") + mark + ".parquet"
         path = f"{directory.rstrip('/')}/{name}"
         try:
-            sink_atomically(rows.frame(max(cap, 0)), directory, name)
+            selected = rows.read(max(cap, 0), database, session)
+        except Exception as error:  # the database's select, or polars' of repeated keys
+            return self._unkept(path, f"selecting them failed: {_told(error)}", "")
+        try:
+            sink_atomically(selected, directory, name)
             kept = pl.scan_parquet(path).select(pl.len()).collect().item()
         except Exception as error:
-            message = (
-                f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} "
-                f"in {path}: {type(error).__name__}: {str(error).strip()[:500]}. The check "
-                "results are reported all the same. Check that the directory can be written, "
-                "or set keep_failing_rows= to one that can."
+            return self._unkept(
+                path,
+                _told(error),
+                "Check that the directory can be written, or set keep_failing_rows= to one "
+                "that can.",
             )
-            self.context.log.warning(message)
-            return Kept(path, self.setting.cap, error=message)
         self.written[removed] = kept
         return Kept(
             path,
@@ -336,11 +365,14 @@ class Keeper:
 
     def directory(self) -> str:
         """The directory of the files: the one named, else beside a parquet or Delta
-        source's path, else beside the asset's default storage in the instance."""
+        source's path (Spark's too), else beside the asset's default storage in the
+        instance."""
         if self.setting.target is not None:
             return str(Path(self.setting.target).joinpath(*failures_key(self.asset_key).path))
         if isinstance(self.source, _ScannedSource):
             return beside(self.source.path, glob=isinstance(self.source, ParquetSource))
+        if isinstance(self.source, SparkTableSource) and self.source.path is not None:
+            return beside(self.source.path, glob=self.source.format == "parquet")
         storage = Path(self.context.instance.storage_directory())
         return str(storage.joinpath(*failures_key(self.asset_key).path))
 
@@ -357,6 +389,29 @@ class _Rows:
     failing: bool
     frame: Callable[[int], pl.LazyFrame]
     select: Callable[[int], exp.Select | None]
+
+    def read(
+        self, cap: int, database: SQLTable | None, session: Session | None = None
+    ) -> pl.LazyFrame:
+        """At most `cap` of the rows, to write to files: selected in `database` (through
+        `session` where it staged them) where it has them, so that only they leave it; else
+        by polars."""
+        select = None if database is None else self.select(cap)
+        if select is None:
+            return self.frame(cap)
+        assert database is not None
+        run = database.run if session is None else session.run
+        return run(select.sql(dialect=database.dialect.name)).lazy()
+
+
+def _told(error: Exception) -> str:
+    """What the database or the file system said: the driver's own error, where this
+    package named it (a statement's failure is named as a rule's, which it is not here)."""
+    cause = error.__cause__
+    if isinstance(error, DagsterDataframelyError) and isinstance(cause, Exception):
+        error = cause
+    text = " ".join(str(getattr(error, "summary", None) or error).split())
+    return f"{type(error).__name__}: {text[:500]}"
 
 
 def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:

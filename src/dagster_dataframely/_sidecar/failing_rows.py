@@ -239,8 +239,8 @@ class Keeper:
             if missing:  # the schema gained a column since the table was made
                 return self._unkept(
                     f"table {address}",
-                    f"the table has no column {', '.join(map(repr, missing))}: it was made "
-                    "for an earlier version of the schema, and its rows hold no such values",
+                    f"the write was refused: the table has no column "
+                    f"{', '.join(map(repr, missing))}, which the schema gained since it was made",
                     "Rename or drop the table (it holds only kept rows) to have it made again "
                     "with the schema's columns on the next run, or set keep_failing_rows= to "
                     "another schema.",
@@ -316,9 +316,9 @@ class Keeper:
         """Nothing kept, told as a `FailingRowsWriteError` (logged, and carried by each
         failing check): where, why, and the fix; the verdicts are reported all the same."""
         error = FailingRowsWriteError(
-            f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
-            f"{where}: {why}. The rules were evaluated and the check results are reported "
-            f"all the same. {fix}".rstrip()
+            f"The failing rows of asset {self.asset_key.to_user_string()} were not kept in "
+            f"{where}: {why}. The rules were evaluated: the check results are reported all "
+            f"the same. {fix}".rstrip()
         )
         message = f"{type(error).__name__}: {error}"
         self.context.log.warning(message)
@@ -347,7 +347,7 @@ class Keeper:
         except Exception as error:
             return self._unkept(
                 path,
-                _told(error),
+                f"the write was refused: {_told(error)}",
                 "Check that the directory can be written, or set keep_failing_rows= to one "
                 "that can.",
             )

@@ -2,7 +2,8 @@
 Spark where every failing rule ran there (by polars otherwise), beside a path's files or in
 the instance's storage; the session's catalog and warehouse folder are left as they were,
 whether the rows are kept or the write is refused, and a refused write is told as one, never
-as a rule Spark failed to evaluate."""
+as a rule Spark failed to evaluate. A collection's members keep the rows its filters remove
+beside those failing their rules, as Dataframely's `filter` reports them."""
 
 import os
 from pathlib import Path
@@ -11,9 +12,11 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import polars as pl
+from ledger import MEMBERS, Ledger, ledger_frames
 from spark import GROUP, spark_view
 from support import dataframely_rule_counts, evaluations, logs, rule_outcomes
 from test_catalogue_kinds import Everything
+from test_failing_rows_collections import _assert_kept_as_dataframely
 from test_sql_spark import EVERYTHING
 
 import dagster_dataframely as dd
@@ -141,3 +144,29 @@ def test_a_refused_write_is_told_as_one_and_leaves_nothing_behind(
     assert "RuleEvaluationError" not in error and "report the rule" not in error
     assert _catalog_and_warehouse(spark) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["home", "taken"]
+
+
+def test_a_collections_members_keep_the_rows_its_filters_remove(spark: Any, tmp_path: Path) -> None:
+    frames = ledger_frames()
+    for member, frame in frames.items():
+        spark_view(spark, f"ledger_{MEMBERS[member]}", frame)
+    kept = tmp_path / "kept"
+    checks = dd.collection_checks(
+        Ledger,
+        members=MEMBERS,
+        sources={m: dd.sources.SparkTableSource(table=f"ledger_{t}") for m, t in MEMBERS.items()},
+        keep_failing_rows=str(kept),
+    )
+
+    result = dg.materialize(
+        [*(dg.AssetSpec(key) for key in MEMBERS.values()), checks],
+        resources={"spark": spark},
+        selection=dg.AssetSelection.all() | dg.AssetSelection.all_asset_checks(),
+        raise_on_error=False,
+    )
+
+    told = [e.metadata.get("dy_failing_rows_error") for e in result.get_asset_check_evaluations()]
+    assert told == [None] * len(told)
+    for member, asset in MEMBERS.items():
+        rows = pl.read_parquet(kept / f"{asset}__dy_failures" / "*.parquet")
+        _assert_kept_as_dataframely(Ledger, frames, member, rows)

@@ -395,8 +395,8 @@ class _Rows:
     ) -> pl.LazyFrame:
         """At most `cap` of the rows, to write to files: selected in `database` (through
         `session` where it staged them) where it has them, so that only they leave it; else
-        by polars."""
-        select = None if database is None else self.select(cap)
+        by polars (no row fails: an empty frame of the kept shape)."""
+        select = None if database is None or not self.failing else self.select(cap)
         if select is None:
             return self.frame(cap)
         assert database is not None

@@ -1,6 +1,7 @@
 """`keep_failing_rows=`: a sidecar run's failing rows kept where the data lives, in real runs:
-a DuckDB file (pushed down and not, partitioned, concurrent partitions, a read-only
-database), parquet files and the IO manager's storage; the cap."""
+a DuckDB file (pushed down and not, read cast, partitioned, concurrent partitions, a
+read-only database, a table made for an earlier schema), parquet files and the IO manager's
+storage; the cap."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import threading
@@ -11,6 +12,7 @@ import dagster as dg
 import dataframely as dy
 import duckdb
 import polars as pl
+import pytest
 from dagster_duckdb import DuckDBResource
 from defective import DEFECTIVE_COUNTS, VALID
 from support import evaluations, logs
@@ -39,13 +41,13 @@ def _flag_counts(frame: pl.DataFrame) -> dict[str, int]:
     }
 
 
-def _on_duckdb(database: Path, **keep: Any) -> dg.Definitions:
+def _on_duckdb(database: Path, schema: Any = None, **keep: Any) -> dg.Definitions:
     orders = dg.AssetSpec("orders", metadata={"dagster/table_name": "sales.orders"})
     return dd.with_schemas(
         dg.Definitions(
             assets=[orders], resources={"duckdb": DuckDBResource(database=str(database))}
         ),
-        {"orders": _warehouse_schema()},
+        {"orders": schema or _warehouse_schema()},
         source=dd.sources.DuckDBTableSource(pushdown=keep.pop("pushdown", True)),
         keep_failing_rows=keep.pop("keep_failing_rows", True),
         **keep,
@@ -78,14 +80,28 @@ def test_duckdb_keeps_every_failing_row_with_one_flag_per_rule(tmp_path: Path) -
     assert rows == DEFECTIVE_COUNTS["amount|min"]
 
 
-def test_a_rule_that_runs_in_polars_still_gets_its_rows(tmp_path: Path) -> None:
-    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+@pytest.mark.parametrize(
+    ("stored", "read"),
+    [
+        (defective_orders(), {"pushdown": False}),
+        (defective_orders().with_columns(pl.col("line").cast(pl.Int32)), {"read_dtypes": "cast"}),
+    ],
+    ids=["pushdown-off", "read-cast"],
+)
+def test_rules_evaluated_in_polars_keep_their_rows_in_the_database(
+    tmp_path: Path, stored: pl.DataFrame, read: dict[str, Any]
+) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", stored)
 
-    _check(_on_duckdb(database, pushdown=False, keep_failing_rows=str(tmp_path / "kept")))
+    result = _check(_on_duckdb(database, **read))
 
-    kept = pl.read_parquet(tmp_path / "kept" / "orders__dy_failures" / "__unpartitioned.parquet")
+    kept = _kept(database)
     assert kept.height == FAILING_ROWS
     assert _flag_counts(kept) == FLAGS
+    assert set(kept["dy_run_id"]) == {result.run_id}
+    check = evaluations(result)["dy_rule__amount__min"]
+    assert check.metadata["dy_failing_rows_table"].value == '"sales"."orders__dy_failures"'
+    assert check.metadata["dy_failing_rows_kept"].value == FAILING_ROWS
 
 
 def test_the_cap_bounds_the_rows_kept_and_the_counts_stay_exact(tmp_path: Path) -> None:
@@ -206,6 +222,31 @@ def test_a_read_only_database_still_reports_the_verdicts(tmp_path: Path) -> None
     } == FLAGS
     error = checks["dy_rule__amount__min"].metadata["dy_failing_rows_error"].value
     assert '"sales"."orders__dy_failures"' in error and "reported all the same" in error
+
+
+def test_a_table_made_for_an_earlier_schema_is_refused_naming_the_column_and_the_fix(
+    tmp_path: Path,
+) -> None:
+    database = _warehouse(tmp_path / "shop.duckdb", defective_orders())
+    first = _check(_on_duckdb(database))
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("alter table sales.orders add column channel varchar default 'web'")
+
+    class Gained(_warehouse_schema()):  # type: ignore[misc]
+        channel = dy.String()
+
+    result = _check(_on_duckdb(database, Gained))
+
+    checks = evaluations(result)
+    assert {
+        n: c.metadata["dy_failed_count"].value for n, c in checks.items() if not c.passed
+    } == FLAGS
+    error = checks["dy_rule__amount__min"].metadata["dy_failing_rows_error"].value
+    assert error.startswith("FailingRowsWriteError: ")
+    assert '"sales"."orders__dy_failures"' in error and "no column 'channel'" in error
+    assert "Rename or drop the table" in error and "reported all the same" in error
+    assert "RuleEvaluationError" not in error and "evaluate the rules" not in error
+    assert set(_kept(database)["dy_run_id"]) == {first.run_id}  # refused before any delete
 
 
 # ------------------------------- files and the IO manager ------------------------------- #

@@ -1,7 +1,7 @@
 """`keep_failing_rows=` on the real PostgreSQL server: rows selected and inserted inside the
 database (and, for a rule that falls back to polars, selected there and inserted through the
-same connection), each flag counting what Dataframely counts; a role that may not create the
-table gets the GRANT it needs, and the verdicts all the same."""
+same connection, as are rows read cast), each flag counting what Dataframely counts; a role
+that may not create the table gets the GRANT it needs, and the verdicts all the same."""
 
 import threading
 from typing import Any
@@ -10,7 +10,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 from postgres import PostgresResource, PostgresServer
-from support import evaluations, logs
+from support import evaluations, logs, rule_outcomes
 from test_pushdown import _outcomes
 from test_sql_source import DAYS, Payments, _polars_counts, _source, server
 
@@ -90,6 +90,24 @@ def test_a_rule_in_polars_has_its_rows_written_through_the_same_connection(
     assert "polars" in _outcomes(result)["dy_rule__note__regex"][2]
 
 
+class Widened(Exact):
+    """`Exact` with `level` read as an `Int32`: the `smallint` column is cast on read."""
+
+    level = dy.Int32(nullable=True, is_in=[1, 2])
+
+
+def test_rows_read_cast_are_kept_in_postgres_not_in_files(server: PostgresServer) -> None:
+    _, result = _run(server, Widened, read_dtypes="cast")
+
+    kept = _kept(server)
+    failing = {name: count for name, (count, _) in rule_outcomes(result).items() if count}
+    assert failing["dy_rule__level__is_in"] == 1
+    assert _flag_counts(kept) == failing
+    assert set(kept["dy_run_id"]) == {result.run_id}
+    check = evaluations(result)["dy_rule__level__is_in"]
+    assert check.metadata["dy_failing_rows_table"].value == '"finance"."payments__dy_failures"'
+
+
 def test_a_role_without_create_gets_the_grant_and_the_verdicts(server: PostgresServer) -> None:
     with server.connect() as connection:
         connection.execute(f"DROP TABLE IF EXISTS {FAILURES}")
@@ -105,6 +123,7 @@ def test_a_role_without_create_gets_the_grant_and_the_verdicts(server: PostgresS
         n: c for n, c in _polars_counts().items() if c and n in outcomes
     }
     error = evaluations(result)["dy_rule__primary_key"].metadata["dy_failing_rows_error"].value
+    assert error.startswith("FailingRowsWriteError: ") and "Could not check" not in error
     assert "role 'reader'" in error and '"finance"."payments__dy_failures"' in error
     assert 'GRANT CREATE ON SCHEMA "finance" TO "reader"' in error
     assert "reported all the same" in error

@@ -13,6 +13,7 @@ __all__ = [
     "ColumnSchemaError",
     "DagsterDataframelyError",
     "DuplicateChecksError",
+    "FailingRowsWriteError",
     "FrameConversionError",
     "IOManagerLoadError",
     "InvalidAssetKeyError",
@@ -146,6 +147,13 @@ class RuleEvaluationError(DagsterDataframelyError):
     """The database read the table but failed evaluating a pushed-down rule (an overflow, a
     regex its engine refuses): not a read problem; the message names the asset, the source,
     the table and the query."""
+
+
+class FailingRowsWriteError(DagsterDataframelyError):
+    """`keep_failing_rows=`: the rules were evaluated and their verdicts stand, but the
+    failing rows could not be written where they are kept (a table made for an earlier
+    schema, a role without the privilege, a folder that cannot be written). Never raised:
+    its message is logged and carried by each failing check (`dy_failing_rows_error`)."""
 
 
 class IOManagerLoadError(SourceReadError):

@@ -163,7 +163,12 @@ def collection_checks(
             pushdowns = {name: table.pushdown for name, table in tables.items()}
             keep = {
                 m.name: Keeper(
-                    keeping, context, m.key, bound[m.name], run.filters if m.in_filters else ()
+                    keeping,
+                    context,
+                    m.key,
+                    bound[m.name],
+                    run.filters if m.in_filters else (),
+                    database=tables[m.name].database,
                 )
                 for m in resolved
                 if keeping is not None

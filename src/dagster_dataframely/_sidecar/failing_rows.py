@@ -1,17 +1,19 @@
 """`keep_failing_rows=`: a sidecar run's failing rows, kept where the data lives.
 
-A database source (DuckDB, `SQLTableSource` with pushdown) keeps them in a table beside the
-checked one, `<table>__dy_failures` in its schema (or in the schema named), written inside
-the database through the pushdown's own connection (`_engine.sql.failing_rows`); every other
-source streams them to one parquet file per partition (a polars sink, then a rename) in
+A database source (DuckDB, `SQLTableSource`) keeps them in a table beside the checked one,
+`<table>__dy_failures` in its schema (or in the schema named), written inside the database
+through the source's own connection (`_engine.sql.failing_rows`), whichever engine evaluated
+the rules. A database that cannot replace a partition's rows in a transaction (Spark,
+Redshift, Trino: `keeps_failing_rows`) selects them and they are streamed to files, as every
+other source's are: one parquet file per partition (a polars sink, then a rename) in
 `<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
 storage for an IO manager, or under the directory named. Naming a place, not a table or a
 file, lets one setting serve every asset of `with_schemas`, a collection or a Component.
 Each run first clears its asset's earlier rows of the partitions it checked, so a passing run
 leaves none; a run over several partitions keeps each row under its own. The package writes
 only into a table it made (`ownership`): any other table of that name is left as it is.
-Keeping is a convenience: a failure to keep is logged and reported on the failing checks,
-never raised, so it never hides a verdict.
+Keeping is a convenience: a failure to keep is a `FailingRowsWriteError`, logged and
+reported on the failing checks, never raised, so it never hides a verdict.
 """
 
 from __future__ import annotations
@@ -41,10 +43,11 @@ from .._engine.failing_rows import (
     ownership,
 )
 from .._engine.settings import resolve
-from ..errors import InvalidSourceError
+from ..errors import DagsterDataframelyError, FailingRowsWriteError, InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
 from ..sources._partitions import run_partition
+from ..sources._spark import SparkTableSource
 from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
 
@@ -121,6 +124,9 @@ class Keeper:
     source: Source
     #: A collection member's filter records: their flags follow its rules' in every row.
     filters: Sequence[Rule] = ()
+    #: The checked rows in their database (a database source's, whichever engine evaluates
+    #: the rules): the failing rows are kept there. None: the pushdown's, else in files.
+    database: SQLTable | None = None
     #: Rows kept so far in this step, by kind (True: removed by filters): the cap holds for
     #: a member's rule and filter rows together.
     written: dict[bool, int] = field(default_factory=dict, compare=False)
@@ -154,7 +160,8 @@ class Keeper:
         def select(cap: int) -> exp.Select | None:
             from .._engine.sql import failing_rows as sql
 
-            assert pushdown is not None  # see `_keep`
+            if pushdown is None:  # polars evaluated the rules, or read the rows cast
+                return None
             dtypes = lf.collect_schema()
             return sql.failing_select(pushdown, schema, dtypes, shape, evaluation, stamp, cap)
 
@@ -202,19 +209,19 @@ class Keeper:
         removed: bool,
         session: Session | None = None,
     ) -> Kept:
+        database = self.database if self.database is not None else pushdown
         table = getattr(getattr(self.source, "reference", None), "table", None)
         try:
-            if (
-                pushdown is not None
-                and pushdown.session is not None
-                and table is not None
-                and pushdown.dialect.keeps_failing_rows
-            ):
-                if session is not None:
-                    return self._in_database(rows, stamp, pushdown, table, session, removed=removed)
-                with pushdown.session() as opened:
-                    return self._in_database(rows, stamp, pushdown, table, opened, removed=removed)
-            return self._in_files(rows, stamp, removed=removed)
+            if database is not None and not database.dialect.keeps_failing_rows:
+                return self._in_files(
+                    rows, stamp, removed=removed, database=database, session=session
+                )
+            if database is None or database.session is None or table is None:
+                return self._in_files(rows, stamp, removed=removed)
+            if session is not None:
+                return self._in_database(rows, stamp, database, table, session, removed=removed)
+            with database.session() as opened:
+                return self._in_database(rows, stamp, database, table, opened, removed=removed)
         except UntoldPartitions as error:
             message = (
                 f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: "
@@ -223,13 +230,7 @@ class Keeper:
             self.context.log.warning(message)
             return Kept("", self.setting.cap, error=message)
         except Exception as error:  # whatever failed, keeping never hides a verdict
-            message = (
-                f"Could not keep the failing rows of asset {self.asset_key.to_user_string()}: "
-                f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
-                "reported all the same."
-            )
-            self.context.log.warning(message)
-            return Kept("", self.setting.cap, error=message)
+            return self._unkept("their table or folder", _told(error), "")
 
     def _in_database(
         self,
@@ -270,6 +271,16 @@ class Keeper:
             owned = ownership(found)
             if owned is None:  # not the package's table: never changed, not even widened
                 return self._not_ours(address, sql.beside(table, dialect, exp.Table()).name)
+            missing = [name for name in rows.columns if name not in found]
+            if missing:  # the package's table, made before the schema gained a column
+                return self._unkept(
+                    f"table {address}",
+                    f"the write was refused: the table has no column "
+                    f"{', '.join(map(repr, missing))}, which the schema gained since it was made",
+                    "Rename or drop the table (it holds only kept rows) to have it made again "
+                    "with the schema's columns on the next run, or set keep_failing_rows= to "
+                    "another schema.",
+                )
             statements: list[exp.Expr] = []
             if owned == "unmarked":  # kept by a release before rows carried their asset key
                 for alter in sql.widen(target, [ASSET_KEY], kind="VARCHAR"):
@@ -309,16 +320,14 @@ class Keeper:
         """A table of the kept name that the package did not make: told, and left as it is;
         `elsewhere` is the name the rows take in a schema named by the setting."""
         other = "another schema" if self.setting.target is not None else "a schema"
-        message = (
-            f"Did not keep the failing rows of asset {self.asset_key.to_user_string()}: table "
-            f"{address} was not created by dagster-dataframely (a table of kept rows has the "
+        return self._unkept(
+            f"table {address}",
+            "the table was not created by dagster-dataframely (a table of kept rows has the "
             "columns dy_run_id and dy_partition_key, and no dy_ column but dy_asset_key and "
-            "the rules' flags), so it is left as it is. The check results are reported all "
-            f"the same. To keep the rows, set keep_failing_rows= to {other} "
-            f'(keep_failing_rows="audit"), where they go to its table {elsewhere}.'
+            "the rules' flags), so it is left as it is",
+            f"To keep the rows, set keep_failing_rows= to {other} "
+            f'(keep_failing_rows="audit"), where they go to its table {elsewhere}.',
         )
-        self.context.log.warning(message)
-        return Kept(address, self.setting.cap, error=message)
 
     def _refused(
         self,
@@ -341,7 +350,8 @@ class Keeper:
                 role = str(session.run(exp.select(current).sql(dialect=dialect.name))[0, 0])
             except Exception:
                 role = None
-        refused = any(word in str(error).lower() for word in _REFUSALS)
+        told = _told(error)
+        refused = any(word in told.lower() for word in _REFUSALS)
         if refused and role is not None:
             grants = "; ".join(
                 g.sql(dialect=dialect.name) for g in sql.grant(dialect, target, role)
@@ -351,17 +361,37 @@ class Keeper:
             fix = "Open the database writable (a DuckDB resource without read_only), or"
         else:
             fix = "If the table was made for another schema, drop it to have it made again, or"
-        message = (
-            f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} in "
-            f"table {address}{'' if role is None else f' as role {role!r}'}: "
-            f"{type(error).__name__}: {str(error).strip()[:500]}. The check results are "
-            f"reported all the same. {fix} set keep_failing_rows= to a schema it may write in."
+        as_role = "" if role is None else f" as role {role!r}"
+        return self._unkept(
+            f"table {address}{as_role}",
+            f"the database refused the write: {told}",
+            f"{fix} set keep_failing_rows= to a schema it may write in.",
         )
-        self.context.log.warning(message)
-        return Kept(address, self.setting.cap, error=message)
 
-    def _in_files(self, rows: _Rows, stamp: Stamp, *, removed: bool) -> Kept:
-        """One file per partition the run checked, each replacing that partition's."""
+    def _unkept(self, where: str, why: str, fix: str) -> Kept:
+        """Nothing kept, told as a `FailingRowsWriteError` (logged, and carried by each
+        failing check): where, why, and the fix; the verdicts are reported all the same."""
+        error = FailingRowsWriteError(
+            f"The failing rows of asset {self.asset_key.to_user_string()} were not kept in "
+            f"{where}: {why}. The rules were evaluated: the check results are reported all "
+            f"the same. {fix}".rstrip()
+        )
+        message = f"{type(error).__name__}: {error}"
+        self.context.log.warning(message)
+        return Kept(where, self.setting.cap, error=message)
+
+    def _in_files(
+        self,
+        rows: _Rows,
+        stamp: Stamp,
+        *,
+        removed: bool,
+        database: SQLTable | None = None,
+        session: Session | None = None,
+    ) -> Kept:
+        """One file per partition the run checked, each replacing that partition's; the
+        rows selected in `database` where it has them (`_Rows.read`), each under its own
+        partition key, which splits a range's rows between the files."""
         cap = self.setting.cap - sum(self.written.values())
         directory = self.directory()
         mark = _REMOVED if removed else ""
@@ -369,21 +399,24 @@ class Keeper:
         names = [quote(key, safe="") + mark + ".parquet" for key in keys]
         paths = [f"{directory.rstrip('/')}/{name}" for name in names]
         path = paths[0] if len(paths) == 1 else f"{directory.rstrip('/')}/"
-        frame = rows.frame(max(cap, 0))  # a range's rows untold: `_keep` says so
+        try:
+            frame = rows.read(max(cap, 0), database, session)
+        except UntoldPartitions:
+            raise  # a range's rows untold: `_keep` says so
+        except Exception as error:  # the database's select, or polars' of repeated keys
+            return self._unkept(path, f"selecting them failed: {_told(error)}", "")
         try:
             for key, name in zip(keys, names, strict=True):
                 own = frame if len(keys) == 1 else frame.filter(pl.col(PARTITION_KEY) == key)
                 sink_atomically(own, directory, name)
             kept = pl.scan_parquet(paths).select(pl.len()).collect().item()
         except Exception as error:
-            message = (
-                f"Could not keep the failing rows of asset {self.asset_key.to_user_string()} "
-                f"in {path}: {type(error).__name__}: {str(error).strip()[:500]}. The check "
-                "results are reported all the same. Check that the directory can be written, "
-                "or set keep_failing_rows= to one that can."
+            return self._unkept(
+                path,
+                f"the write was refused: {_told(error)}",
+                "Check that the directory can be written, or set keep_failing_rows= to one "
+                "that can.",
             )
-            self.context.log.warning(message)
-            return Kept(path, self.setting.cap, error=message)
         self.written[removed] = kept
         return Kept(
             path,
@@ -398,11 +431,14 @@ class Keeper:
 
     def directory(self) -> str:
         """The directory of the files: the one named, else beside a parquet or Delta
-        source's path, else beside the asset's default storage in the instance."""
+        source's path (Spark's too), else beside the asset's default storage in the
+        instance."""
         if self.setting.target is not None:
             return str(Path(self.setting.target).joinpath(*failures_key(self.asset_key).path))
         if isinstance(self.source, _ScannedSource):
             return beside(self.source.path, glob=isinstance(self.source, ParquetSource))
+        if isinstance(self.source, SparkTableSource) and self.source.path is not None:
+            return beside(self.source.path, glob=self.source.format == "parquet")
         storage = Path(self.context.instance.storage_directory())
         return str(storage.joinpath(*failures_key(self.asset_key).path))
 
@@ -419,6 +455,29 @@ class _Rows:
     failing: bool
     frame: Callable[[int], pl.LazyFrame]
     select: Callable[[int], exp.Select | None]
+
+    def read(
+        self, cap: int, database: SQLTable | None, session: Session | None = None
+    ) -> pl.LazyFrame:
+        """At most `cap` of the rows, to write to files: selected in `database` (through
+        `session` where it staged them) where it has them, so that only they leave it; else
+        by polars (no row fails: an empty frame of the kept shape)."""
+        select = None if database is None or not self.failing else self.select(cap)
+        if select is None:
+            return self.frame(cap)
+        assert database is not None
+        run = database.run if session is None else session.run
+        return run(select.sql(dialect=database.dialect.name)).lazy()
+
+
+def _told(error: Exception) -> str:
+    """What the database or the file system said: the driver's own error, where this
+    package named it (a statement's failure is named as a rule's, which it is not here)."""
+    cause = error.__cause__
+    if isinstance(error, DagsterDataframelyError) and isinstance(cause, Exception):
+        error = cause
+    text = " ".join(str(getattr(error, "summary", None) or error).split())
+    return f"{type(error).__name__}: {text[:500]}"
 
 
 def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:

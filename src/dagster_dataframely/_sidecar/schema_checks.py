@@ -174,7 +174,9 @@ def schema_checks(
                 checks=names,
                 read_dtypes=read,
                 pushdown=table.pushdown,
-                keep=None if keeping is None else Keeper(keeping, context, key, source),
+                keep=None
+                if keeping is None
+                else Keeper(keeping, context, key, source, database=table.database),
                 table=table_checks,
                 reference=partition_end(context),
                 trend=trend_history(context, key, trend) if TRENDS_CHECK in names else None,

@@ -25,6 +25,14 @@ class StoredTable:
 
     frame: pl.LazyFrame
     pushdown: SQLTable | None = None
+    #: The same rows in their database where polars evaluates the rules (a DuckDB source
+    #: without pushdown): failing rows are kept there all the same.
+    held: SQLTable | None = None
+
+    @property
+    def database(self) -> SQLTable | None:
+        """The rows in their database, whichever engine evaluates the rules (None: none)."""
+        return self.pushdown if self.pushdown is not None else self.held
 
 
 class Source(ABC):

@@ -91,30 +91,15 @@ class DuckDBTableSource(Source):
     def open(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> Iterator[pl.LazyFrame]:
-        source = for_run(self, context, asset_key)
-        assert isinstance(source, DuckDBTableSource) and source.reference.table is not None
-        partition = run_partition(context)
-        require_expr(partition, self.partition_expr, source.describe())
-        with source.connection(context, asset_key) as connection:
-            rows = relation(
-                connection, source.reference.table, partition, self.reference.partition_expr
-            )
-            query = rows.sql(dialect=DIALECT)
-            context.log.info(
-                f"Reading asset {asset_key.to_user_string()} from {source.describe()}, "
-                f"streamed: {query}"
-            )
-            with scan_duckdb(connection, query) as frame:
-                yield frame
+        with replace(self, pushdown=False).open_table(context, asset_key) as table:
+            yield table.frame
 
     @contextmanager
     def open_table(
         self, context: dg.AssetCheckExecutionContext, asset_key: dg.AssetKey
     ) -> Iterator[StoredTable]:
-        if not self.pushdown:
-            with self.open(context, asset_key) as frame:
-                yield StoredTable(frame)
-            return
+        """The rows streamed, and as SQL: evaluated there by pushdown, or (`pushdown=False`)
+        only to keep the failing rows in the database all the same."""
         from ._duckdb_pushdown import pushdown
         from ._failures import query_error
         from ._names import dialect_name
@@ -140,22 +125,28 @@ class DuckDBTableSource(Source):
             rows = relation(
                 connection, source.reference.table, partition, self.reference.partition_expr
             )
-            context.log.info(
-                f"Checking asset {asset_key.to_user_string()} from {source.describe()} by "
-                "pushdown: rules with an exact SQL form run in DuckDB, the others stream only "
-                "the columns they read."
-            )
-            with scan_duckdb(connection, rows.sql(DIALECT)) as frame:
-                yield StoredTable(
-                    frame,
-                    pushdown(
-                        connection,
-                        rows,
-                        context.log.info,
-                        resource_key=self.resource_key,
-                        failed=failed,
-                    ),
+            query = rows.sql(dialect=DIALECT)
+            if self.pushdown:
+                context.log.info(
+                    f"Checking asset {asset_key.to_user_string()} from {source.describe()} by "
+                    "pushdown: rules with an exact SQL form run in DuckDB, the others stream "
+                    "only the columns they read."
                 )
+            else:
+                context.log.info(
+                    f"Reading asset {asset_key.to_user_string()} from {source.describe()}, "
+                    f"streamed: {query}"
+                )
+            with scan_duckdb(connection, query) as frame:
+                table = pushdown(
+                    connection,
+                    rows,
+                    context.log.info,
+                    resource_key=self.resource_key,
+                    failed=failed,
+                    evaluates=self.pushdown,
+                )
+                yield StoredTable(frame, table) if self.pushdown else StoredTable(frame, held=table)
 
 
 @contextmanager

@@ -35,13 +35,14 @@ def pushdown(
     *,
     resource_key: str,
     failed: Callable[[Exception, str], Exception] | None = None,
+    evaluates: bool = True,
 ) -> SQLTable:
     """The rows of `select`, evaluated by queries on a cursor of `connection` (the session
     pinned, see `own_cursor`), each logged, after one catalog query for the facts of its
-    table's columns; `failed` names a query's failure (a rule DuckDB cannot evaluate, a table
-    it cannot read). Tables read through one resource are in one database: a filter may join
-    them. A session is one cursor (DuckDB's temporary tables belong to the cursor that made
-    them)."""
+    table's columns (not read unless it `evaluates` the rules: rows are only kept there);
+    `failed` names a query's failure (a rule DuckDB cannot evaluate, a table it cannot read).
+    Tables read through one resource are in one database: a filter may join them. A session
+    is one cursor (DuckDB's temporary tables belong to the cursor that made them)."""
 
     def on(cursor: Any, sql: str) -> pl.DataFrame:
         log(f"Pushed down to DuckDB: {logged(sql)}")
@@ -88,5 +89,5 @@ def pushdown(
         database=("DuckDBTableSource", resource_key),
         session=session,
         log=log,
-        facts=read_facts(select, DIALECTS[DIALECT], run, log),
+        facts=read_facts(select, DIALECTS[DIALECT], run, log) if evaluates else None,
     )

@@ -33,6 +33,10 @@ class SparkDialect(Dialect):
     union_by_name = False  # no `UNION ALL BY NAME` in its SQL
     #: A sample query is a Spark job of its own (and each branch of a `UNION ALL` a stage).
     shared_samples = True
+    #: Failing rows are kept in files (Spark selects them): Spark SQL has no transaction
+    #: (`BEGIN`) to replace a partition's rows in, `DELETE` only on a v2 table (Delta), and a
+    #: failed `CREATE TABLE ... AS` leaves its warehouse folder, which a later one refuses.
+    keeps_failing_rows = False
     #: The collation a text column without one has, which compares bytes.
     binary_collations: ClassVar[frozenset[str]] = frozenset({"UTF8_BINARY"})
 

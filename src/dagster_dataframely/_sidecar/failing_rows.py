@@ -2,8 +2,8 @@
 
 A database source (DuckDB, `SQLTableSource`) keeps them in a table beside the checked one,
 `<table>__dy_failures` in its schema (or in the schema named), written inside the database
-through the source's own connection (`_engine.sql.failing_rows`), whichever engine evaluated
-the rules. A database that cannot replace a partition's rows in a transaction (Spark,
+through the source's own connection (`failing_tables`), whichever engine evaluated the
+rules. A database that cannot replace a partition's rows in a transaction (Spark,
 Redshift, Trino: `keeps_failing_rows`) selects them and they are streamed to files, as every
 other source's are: one parquet file per partition (a polars sink, then a rename) in
 `<asset key>__dy_failures/`: beside a parquet or Delta source's path, under the instance's
@@ -19,7 +19,6 @@ reported on the failing checks, never raised, so it never hides a verdict.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -32,24 +31,21 @@ import polars as pl
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
 from .._engine.failing_rows import (
-    ASSET_KEY,
     PARTITION_KEY,
     Removed,
     Stamp,
     UntoldPartitions,
     failing_frame,
     failing_rules,
-    flag_columns,
-    ownership,
 )
 from .._engine.settings import resolve
-from ..errors import DagsterDataframelyError, FailingRowsWriteError, InvalidSourceError
+from ..errors import FailingRowsWriteError, InvalidSourceError
 from ..sources import Source
 from ..sources._files import ParquetSource, _ScannedSource
 from ..sources._partitions import run_partition
 from ..sources._spark import SparkTableSource
-from .collection_rules import FILTER_CHECK_PREFIX
 from .failing_files import SUFFIX, beside, sink_atomically
+from .failing_tables import Unkept, keep_in_table, told
 
 if TYPE_CHECKING:
     from sqlglot import exp
@@ -61,8 +57,6 @@ _UNPARTITIONED = "__unpartitioned"
 #: Marks a collection member's file of the rows its filters removed: `<partition>@filters`
 #: (a quoted partition key never holds `@`).
 _REMOVED = "@filters"
-#: Words of a database's refusal to let the role create or write a table.
-_REFUSALS = ("permission", "privilege", "read-only", "read only", "not authorized")
 
 
 @dataclass(frozen=True)
@@ -230,143 +224,37 @@ class Keeper:
             self.context.log.warning(message)
             return Kept("", self.setting.cap, error=message)
         except Exception as error:  # whatever failed, keeping never hides a verdict
-            return self._unkept("their table or folder", _told(error), "")
+            return self._unkept("their table or folder", told(error), "")
 
     def _in_database(
         self,
         rows: _Rows,
         stamp: Stamp,
-        pushdown: SQLTable,
+        database: SQLTable,
         table: exp.Table,
         session: Session,
         *,
         removed: bool,
     ) -> Kept:
-        from sqlglot import exp
-
-        from .._engine.sql import failing_rows as sql
-
-        dialect = pushdown.dialect
-        within = None
-        if self.setting.target is not None:  # a schema: folded and quoted as the database has it
-            from ..sources._names import parse_table
-
-            named = f"{self.setting.target}.t"
-            try:
-                within = parse_table(named, dialect.name, where="keep_failing_rows (a schema)")
-            except InvalidSourceError as error:  # keeping never hides a verdict
-                self.context.log.warning(str(error))
-                return Kept(self.setting.target, self.setting.cap, error=str(error))
-        target = sql.beside(table, dialect, within)
-        address = target.sql(dialect=dialect.name)
         cap = self.setting.cap - sum(self.written.values())
         try:
-            create = sql.create(pushdown, target, rows.columns, rows.shape)
-            try:
-                session.execute(create.sql(dialect=dialect.name))
-            except Exception:  # a concurrent run may have created it meanwhile
-                session.rollback()
-                session.execute(create.sql(dialect=dialect.name))
-            found = set(session.run(sql.present(target).sql(dialect=dialect.name)).columns)
-            owned = ownership(found)
-            if owned is None:  # not the package's table: never changed, not even widened
-                return self._not_ours(address, sql.beside(table, dialect, exp.Table()).name)
-            missing = [name for name in rows.columns if name not in found]
-            if missing:  # the package's table, made before the schema gained a column
-                return self._unkept(
-                    f"table {address}",
-                    f"the write was refused: the table has no column "
-                    f"{', '.join(map(repr, missing))}, which the schema gained since it was made",
-                    "Rename or drop the table (it holds only kept rows) to have it made again "
-                    "with the schema's columns on the next run, or set keep_failing_rows= to "
-                    "another schema.",
-                )
-            statements: list[exp.Expr] = []
-            if owned == "unmarked":  # kept by a release before rows carried their asset key
-                for alter in sql.widen(target, [ASSET_KEY], kind="VARCHAR"):
-                    session.execute(alter.sql(dialect=dialect.name))
-                statements.append(sql.mark(target, stamp))
-            flags = [flag for flag in flag_columns(rows.shape) if flag not in found]
-            for alter in sql.widen(target, flags):
-                session.execute(alter.sql(dialect=dialect.name))
-            filters = sorted(f for f in found | set(flags) if f.startswith(FILTER_CHECK_PREFIX))
-            kind = sql.kind(filters, removed=removed)
-            # This run's rows of this kind replace the asset's earlier ones of its partitions.
-            statements.append(sql.clear(target, stamp, kind))
-            if rows.failing and cap > 0:
-                select = rows.select(cap)
-                names = _names(rows.columns, rows.shape)
-                if select is not None:
-                    statements.append(sql.insert(target, select, names))
-                else:  # a failing rule runs in polars: so do the rows it selects
-                    frame = rows.frame(cap).collect(engine="streaming")
-                    statements += sql.values(target, frame, dialect)
-            _transaction(session, [s.sql(dialect=dialect.name) for s in statements])
-            counted = sql.counted(target, stamp, kind).sql(dialect=dialect.name)
-            kept = int(session.run(counted)[0, 0])
-        except UntoldPartitions:
-            raise  # not a refused write: `_keep` says why
-        except Exception as error:  # keeping never hides a verdict
-            return self._refused(error, pushdown, session, target, address)
-        self.written[removed] = kept
-        return Kept(
-            address,
-            self.setting.cap,
-            kept,
-            query=lambda flags: sql.query(target, stamp, flags).sql(dialect=dialect.name),
-        )
-
-    def _not_ours(self, address: str, elsewhere: str) -> Kept:
-        """A table of the kept name that the package did not make: told, and left as it is;
-        `elsewhere` is the name the rows take in a schema named by the setting."""
-        other = "another schema" if self.setting.target is not None else "a schema"
-        return self._unkept(
-            f"table {address}",
-            "the table was not created by dagster-dataframely (a table of kept rows has the "
-            "columns dy_run_id and dy_partition_key, and no dy_ column but dy_asset_key and "
-            "the rules' flags), so it is left as it is",
-            f"To keep the rows, set keep_failing_rows= to {other} "
-            f'(keep_failing_rows="audit"), where they go to its table {elsewhere}.',
-        )
-
-    def _refused(
-        self,
-        error: Exception,
-        pushdown: SQLTable,
-        session: Session,
-        target: exp.Table,
-        address: str,
-    ) -> Kept:
-        """A refused write, told: with the GRANTs the role needs where it was refused."""
-        from .._engine.sql import failing_rows as sql
-
-        dialect = pushdown.dialect
-        role = None
-        current = dialect.current_role()
-        if current is not None:
-            from sqlglot import exp
-
-            try:
-                role = str(session.run(exp.select(current).sql(dialect=dialect.name))[0, 0])
-            except Exception:
-                role = None
-        told = _told(error)
-        refused = any(word in told.lower() for word in _REFUSALS)
-        if refused and role is not None:
-            grants = "; ".join(
-                g.sql(dialect=dialect.name) for g in sql.grant(dialect, target, role)
+            kept = keep_in_table(
+                rows,
+                stamp,
+                database,
+                table,
+                session,
+                schema=self.setting.target,
+                cap=cap,
+                removed=removed,
             )
-            fix = f"Grant role {role!r} what it needs ({grants}), or"
-        elif refused:
-            fix = "Open the database writable (a DuckDB resource without read_only), or"
-        else:
-            fix = "If the table was made for another schema, drop it to have it made again, or"
-        as_role = "" if role is None else f" as role {role!r}"
-        return self._unkept(
-            f"table {address}{as_role}",
-            f"the database refused the write: {told}",
-            f"{fix} set keep_failing_rows= to a schema it may write in.",
-        )
+        except InvalidSourceError as error:  # a schema name that does not parse
+            self.context.log.warning(str(error))
+            return Kept(str(self.setting.target), self.setting.cap, error=str(error))
+        except Unkept as refused:
+            return self._unkept(refused.where, refused.why, refused.fix)
+        self.written[removed] = kept.kept
+        return Kept(kept.address, self.setting.cap, kept.kept, query=kept.query)
 
     def _unkept(self, where: str, why: str, fix: str) -> Kept:
         """Nothing kept, told as a `FailingRowsWriteError` (logged, and carried by each
@@ -404,7 +292,7 @@ class Keeper:
         except UntoldPartitions:
             raise  # a range's rows untold: `_keep` says so
         except Exception as error:  # the database's select, or polars' of repeated keys
-            return self._unkept(path, f"selecting them failed: {_told(error)}", "")
+            return self._unkept(path, f"selecting them failed: {told(error)}", "")
         try:
             for key, name in zip(keys, names, strict=True):
                 own = frame if len(keys) == 1 else frame.filter(pl.col(PARTITION_KEY) == key)
@@ -413,7 +301,7 @@ class Keeper:
         except Exception as error:
             return self._unkept(
                 path,
-                f"the write was refused: {_told(error)}",
+                f"the write was refused: {told(error)}",
                 "Check that the directory can be written, or set keep_failing_rows= to one "
                 "that can.",
             )
@@ -468,36 +356,3 @@ class _Rows:
         assert database is not None
         run = database.run if session is None else session.run
         return run(select.sql(dialect=database.dialect.name)).lazy()
-
-
-def _told(error: Exception) -> str:
-    """What the database or the file system said: the driver's own error, where this
-    package named it (a statement's failure is named as a rule's, which it is not here)."""
-    cause = error.__cause__
-    if isinstance(error, DagsterDataframelyError) and isinstance(cause, Exception):
-        error = cause
-    text = " ".join(str(getattr(error, "summary", None) or error).split())
-    return f"{type(error).__name__}: {text[:500]}"
-
-
-def _names(columns: Sequence[str], catalogue: Sequence[Rule]) -> list[str]:
-    from .._engine.failing_rows import kept_columns
-
-    return [*columns, *kept_columns(columns, catalogue)]
-
-
-def _transaction(session: Session, statements: Sequence[str]) -> None:
-    """`statements` in one transaction: all of them, or (rolled back) none."""
-    from sqlglot import exp
-
-    dialect = session.dialect.name
-    session.execute(exp.Transaction().sql(dialect=dialect))
-    try:
-        for statement in statements:
-            session.execute(statement)
-    except Exception:
-        with suppress(Exception):  # DuckDB's cursor holds the transaction open until told
-            session.execute(exp.Rollback().sql(dialect=dialect))
-        session.rollback()  # the connection's own, which pins the session's settings again
-        raise
-    session.execute(exp.Commit().sql(dialect=dialect))

@@ -15,6 +15,7 @@ from typing import Any
 import dagster as dg
 import dataframely as dy
 import duckdb
+import psycopg
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs
@@ -196,4 +197,47 @@ def test_a_duckdb_file_that_cannot_be_opened_is_a_connection_error(tmp_path: Pat
     assert name == "SourceConnectionError"
     assert "Could not connect to the database of asset payments (DuckDB table " in message
     assert "'finance.payments' via resource 'duckdb')" in message and "no_such_folder" in message
+    _no_placeholder(instance, result, message)
+
+
+class Terminated(PostgresResource):
+    """A PostgreSQL resource whose server ends the session after the pushed-down counts: a
+    second connection terminates the check's backend (`pg_terminate_backend`), as a server
+    restarted or a session killed by an administrator between two queries would."""
+
+    @contextmanager
+    def get_connection(self) -> Iterator[psycopg.Connection]:
+        with psycopg.connect(self.conninfo, cursor_factory=_TerminatedAfterCounts) as connection:
+            yield connection
+
+
+class _TerminatedAfterCounts(psycopg.Cursor):
+    def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        ran = super().execute(query, *args, **kwargs)
+        if "COUNT(*) AS __dy_rows" in str(query):  # the counts: the session ends before the samples
+            with psycopg.connect(self.connection.info.dsn, autocommit=True) as admin:
+                backend = self.connection.info.backend_pid
+                admin.execute("SELECT pg_terminate_backend(%s)", (backend,))
+        return ran
+
+
+def test_a_connection_lost_between_the_counts_and_the_samples_is_a_connection_error(
+    postgres: PostgresServer,
+) -> None:
+    with postgres.connect() as connection:
+        connection.execute(TABLE)
+
+    instance, result = run_payments_checks(
+        Payments,
+        _postgres_source(table="audit.payments"),
+        {"warehouse": Terminated(conninfo=postgres.conninfo)},
+    )
+
+    name, message = _error(result)
+    assert name == "SourceConnectionError"
+    assert "Lost the connection to the database of asset payments (table audit.payments)" in (
+        message
+    )
+    assert "Nothing was checked" in message and "Check that the server is running" in message
+    assert "report the rule" not in message
     _no_placeholder(instance, result, message)

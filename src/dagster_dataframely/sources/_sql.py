@@ -23,7 +23,7 @@ from polars.io.plugins import register_io_source
 from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
 from ._cursor_frames import arrow_frames, whole_frame
-from ._failures import CONNECTION_FIX, connecting, query_error, role_of
+from ._failures import CONNECTION_FIX, closed, connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 from ._reads import Reads
 
@@ -226,7 +226,8 @@ class _Database:
     def cursor(self, sql: str, *, streaming: bool = False, rules: bool = False) -> Iterator[Any]:
         """A cursor that ran `sql`; `rules` when it evaluates pushed-down rules (a failure
         then is the rule's unless the database refused the table)."""
-        cursor = self.streaming_cursor() if streaming else self.connection.cursor()
+        with self.named(sql):  # a connection the server closed refuses even a cursor
+            cursor = self.streaming_cursor() if streaming else self.connection.cursor()
         try:
             dialect = self.dialect
             if dialect is not None and dialect.cursors_are_sessions:
@@ -306,6 +307,7 @@ class _Database:
             role=role_of(self.connection),
             dialect=dialect_name(self.source.dialect),
             fixes=self.source.read_fixes,
+            closed=closed(self.connection),
         )
 
     def run(self, sql: str) -> pl.DataFrame:

@@ -96,26 +96,33 @@ class ExpectRows:
 def duration(value: Any, *, where: str) -> timedelta:
     """`value` (a `timedelta`, seconds as a number, or text such as `"6h"`, `"1d12h"`,
     `"90m"`) as a positive `timedelta`."""
+    try:
+        found = _timedelta(value)
+    except (ValueError, OverflowError):  # NaN, infinity, or past timedelta's largest
+        found = None
+    if found is None or found <= timedelta(0):
+        raise InvalidTableCheckError(
+            f"{where} has within={value!r}: give a positive age of at most "
+            f"{timedelta.max.days:,} days, a datetime.timedelta, a number of seconds or text "
+            'of days, hours, minutes and seconds ("6h", "1d12h", "90m").'
+        )
+    return found
+
+
+def _timedelta(value: Any) -> timedelta | None:
+    """`value` as a `timedelta`, None for a value of no form `duration` reads."""
     if isinstance(value, timedelta):
-        found: timedelta | None = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        found = timedelta(seconds=value)
-    elif isinstance(value, str) and _DURATION.match(value):
-        found = timedelta(
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    if isinstance(value, str) and _DURATION.match(value):
+        return timedelta(
             **{
                 _UNITS[unit]: sum(float(n) for n, u in _PART.findall(value) if u == unit)
                 for unit in {u for _, u in _PART.findall(value)}
             }
         )
-    else:
-        found = None
-    if found is None or found <= timedelta(0):
-        raise InvalidTableCheckError(
-            f"{where} has within={value!r}: give a positive age, a datetime.timedelta, a "
-            'number of seconds or text of days, hours, minutes and seconds ("6h", "1d12h", '
-            '"90m").'
-        )
-    return found
+    return None
 
 
 @dataclass(frozen=True)

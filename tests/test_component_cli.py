@@ -38,3 +38,41 @@ def test_dg_check_defs_passes_once_the_key_is_fixed(project: Project) -> None:
     code, output = _check_defs(project, "orders")
 
     assert code == 0, output
+
+
+def test_dg_check_defs_names_the_entry_and_the_fix_of_a_value_dagster_checks_late(
+    project: Project,
+) -> None:
+    """`blocking: sometimes` passes the YAML schema, and `expect_rows: 300000` is no bound:
+    both fail with the file, the entry and what to write, not Dagster's ParameterCheckError
+    or the YAML schema's "is not valid under any of the given schemas"."""
+    project.configure(
+        """\
+        checks:
+          - asset: orders
+            schema: dagster_dataframely.data:OrdersSchema
+            blocking: sometimes
+        """
+    )
+    blocking = project.run("dg", "check", "defs")
+    project.configure(
+        """\
+        checks:
+          - asset: orders
+            schema: dagster_dataframely.data:OrdersSchema
+            expect_rows: 300000
+        """
+    )
+    bound = project.run("dg", "check", "defs")
+
+    entry = f"{project.quality / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): "
+    for checked, error, fix in [
+        (blocking, "InvalidSettingError", "blocking='sometimes' (the checks of asset orders): "
+         "expected true or false."),
+        (bound, "InvalidTableCheckError", "is the number 300000, which says no bound: write "
+         "{min: 300000} for at least 300,000 rows, {max: 300000} for at most, or both"),
+    ]:  # fmt: skip
+        output = " ".join((checked.stdout + checked.stderr).split())
+        assert checked.returncode != 0, output
+        assert entry in output and fix in output and error in output, output
+        assert "ParameterCheckError" not in output and "not valid under any" not in output

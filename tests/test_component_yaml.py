@@ -14,7 +14,13 @@ from shop import MEMBERS, SHOP_FAILURES
 from support import load_error, scaffold_checks
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import InvalidSourceError, MemberPartitionsError, UnknownAssetError
+from dagster_dataframely.errors import (
+    InvalidSettingError,
+    InvalidSourceError,
+    InvalidTableCheckError,
+    MemberPartitionsError,
+    UnknownAssetError,
+)
 
 ORDERS = "dagster_dataframely.data:OrdersSchema"
 
@@ -126,6 +132,77 @@ def test_an_unknown_source_kind_of_a_collection_member_names_the_member(
     assert isinstance(error, InvalidSourceError)
     assert "defs.yaml: collections[0] (Shop): sources.orders: kind 'csv' is not" in str(error)
     assert "'parquet', 'delta'" in str(error)
+
+
+def test_a_collection_member_source_without_its_resource_key_names_the_member(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = _shop_entry(sources={"lines": {"kind": "sql", "dialect": "postgres"}})
+    path = scaffold_checks(
+        sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+    )
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSourceError)
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: collections[0] (Shop): sources.lines: source kind 'sql' needs "
+        "resource_key, e.g. {kind: sql, resource_key: warehouse, dialect: postgres}."
+    )
+
+
+def test_a_source_an_entry_cannot_build_names_its_field(sandbox: DefsFolderSandbox) -> None:
+    entry = {"asset": "orders", "schema": ORDERS, "source": {"kind": "parquet"}}
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
+
+    error = load_error(sandbox, path)
+
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): source: source "
+        "kind 'parquet' needs a path (a file, glob or URL)."
+    )
+
+
+# --------------------------------- values Dagster checks late --------------------------------- #
+
+
+@pytest.mark.parametrize("where", ["entry", "component"])
+def test_a_blocking_that_is_not_true_or_false_names_the_file_the_entry_and_the_fix(
+    sandbox: DefsFolderSandbox, where: str
+) -> None:
+    """Not Dagster's ParameterCheckError from deep in AssetCheckSpec, without file or entry."""
+    entry = {"asset": "orders", "schema": ORDERS}
+    shared = {"blocking": "sometimes"}
+    attributes = (
+        {"checks": [{**entry, **shared}]} if where == "entry" else {"checks": [entry], **shared}
+    )
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, **attributes})
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSettingError)
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): Invalid setting "
+        "from argument blocking='sometimes' (the checks of asset orders): expected true or "
+        "false. Fix the argument, or unset it so that each check blocks when it fails at ERROR."
+    )
+
+
+def test_expect_rows_given_a_bare_number_shows_the_forms_it_takes(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = {"asset": "orders", "schema": ORDERS, "expect_rows": 300000}
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidTableCheckError)
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): expect_rows= for "
+        "schema OrdersSchema is the number 300000, which says no bound: write {min: 300000} "
+        "for at least 300,000 rows, {max: 300000} for at most, or both "
+        "(dd.ExpectRows(min=300000) in Python)."
+    )
 
 
 # ------------------------------------ collection members ------------------------------------ #

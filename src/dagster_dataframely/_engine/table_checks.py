@@ -312,6 +312,12 @@ def _rows_of(value: Any, schema: str) -> ExpectRows | None:
         return value
     if isinstance(value, Mapping) and set(value) <= {"min", "max", "severity"}:
         return ExpectRows(**value)
+    if isinstance(value, int) and not isinstance(value, bool):  # a bound, but which?
+        raise InvalidTableCheckError(
+            f"expect_rows= for schema {schema} is the number {value}, which says no bound: "
+            f"write {{min: {value}}} for at least {value:,} rows, {{max: {value}}} for at "
+            f"most, or both (dd.ExpectRows(min={value}) in Python)."
+        )
     raise InvalidTableCheckError(
         f"expect_rows= for schema {schema} is {value!r}: pass dd.ExpectRows(min=..., max=...) "
         "or a mapping with keys min, max, severity."

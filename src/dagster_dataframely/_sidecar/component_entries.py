@@ -93,7 +93,8 @@ class SourceConfig(dg.Resolvable):
     io_manager_key: str | None = None
 
     def build(self, field: str = "source") -> Source:
-        """The source; `field` is where the YAML holds it, for the message of a bad kind."""
+        """The source; `field` is where the YAML holds it (`sources.bills` for a collection
+        member), named in every message of a source it cannot build."""
         kinds = get_args(SourceKind)
         if self.kind not in kinds:
             close = difflib.get_close_matches(self.kind, kinds, n=1)
@@ -103,7 +104,10 @@ class SourceConfig(dg.Resolvable):
                 f"{', '.join(map(repr, kinds))}."
             )
         fields = {name: value for name, value in vars(self).items() if name != "kind"}
-        return source_from_config(self.kind, fields)
+        try:
+            return source_from_config(self.kind, fields)
+        except InvalidSourceError as error:
+            raise InvalidSourceError(f"{field}: {error}") from None
 
 
 @dataclass
@@ -132,8 +136,9 @@ class SchemaCheck(dg.Resolvable):
     warn: str | Sequence[str] = ()
     #: `{rule or column: {warn_above: 10, error_above: "1%"}}`, as `tolerate=` takes it.
     tolerate: dict[str, dict[str, int | float | str]] | None = None
-    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it.
-    expect_rows: dict[str, int | str] | None = None
+    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it (a bare number
+    #: too, to be refused with the form that says which bound it is, not by the YAML schema).
+    expect_rows: dict[str, int | str] | int | None = None
     #: `{column: ordered_at, within: 6h, severity: warn, time_zone: Europe/Berlin}`.
     expect_fresh: dict[str, str | int | float] | None = None
     #: `{window: 20, k: 3, min_history: 5, severity: warn}`, as `trends=` takes it.

@@ -21,6 +21,7 @@ from .._engine.catalogue import Rule, rules
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.table_checks import ExpectFresh, ExpectRows
+from .._engine.tolerance import shared
 from .._engine.trends import Trends
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
@@ -135,8 +136,9 @@ def with_schemas(
         schema = by_key.get(spec.key)
         return spec if schema is None else spec.merge_attributes(metadata=schema_metadata(schema))
 
+    checked = shared(schema_checks, tolerate, by="dd.with_schemas")
     checks = [
-        schema_checks(
+        checked(
             schema,
             asset=key,
             warn=warn,

@@ -100,6 +100,30 @@ def test_a_wrong_key_inside_an_entry_is_named_with_the_closest_key(
     assert f"{path / 'defs.yaml'}:3" in message  # where `checks:` starts
 
 
+def test_an_entry_key_misspelled_beside_checks_is_named_with_the_entry_key_and_where_it_goes(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    """`tolerance:` beside `checks:`: pydantic alone says "Extra inputs are not permitted";
+    the component's attributes have no `tolerate`, each entry of `checks:` has."""
+    entries = {
+        "assets_outside_defs": True,
+        "tolerance": {"amount": {"warn_above": 1}},
+        "checks": [{"asset": "orders", "schema": ORDERS}],
+    }
+    path = scaffold_checks(sandbox, entries)
+
+    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
+        pass
+
+    message = " ".join(str(raised.value.__cause__ or raised.value).split())
+    assert (
+        "attributes: has key(s) 'tolerance' that it does not take. Did you mean 'tolerate' for "
+        "'tolerance'? It is a key of each entry of checks:, not of attributes. The keys of "
+        "attributes are checks, collections, blocking," in message
+    )
+    assert f"{path / 'defs.yaml'}:" in message
+
+
 # ---------------------------------------- sources ---------------------------------------- #
 
 

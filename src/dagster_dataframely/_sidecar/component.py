@@ -49,6 +49,8 @@ from .component_entries import (
     SchemaCheck,
     SchemaRules,
     entries_listed,
+    entry_keys,
+    known_keys,
     quiet_model,
     schema_at,
 )
@@ -128,7 +130,9 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return entries_listed(quiet_model(super().model), "checks", "collections")
+        derived = quiet_model(super().model)
+        attributes = known_keys(derived, None, elsewhere=entry_keys(derived))
+        return entries_listed(attributes, "checks", "collections")
 
     @classmethod
     def get_spec(cls) -> dg.ComponentTypeSpec:

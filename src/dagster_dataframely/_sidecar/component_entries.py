@@ -207,23 +207,26 @@ def quiet_model(derive: Any) -> type[BaseModel]:
         return derive()
 
 
-def known_keys(model: type[BaseModel], field: str) -> type[BaseModel]:
-    """`model` (of an entry of the component's `field`), refusing an unknown key with the
-    closest known one, where pydantic alone says only "Extra inputs are not permitted"."""
+def known_keys(
+    model: type[BaseModel], field: str | None, *, elsewhere: Mapping[str, str] | None = None
+) -> type[BaseModel]:
+    """`model` (of an entry of the component's `field`, or of its attributes when None),
+    refusing an unknown key with the closest known one, or the closest key another level
+    takes (`elsewhere`: key -> where it goes), where pydantic alone says only "Extra inputs
+    are not permitted"."""
     keys = list(model.model_fields)
+    where, holder = (
+        (f"an entry of {field}:", "an entry") if field else ("attributes:", "attributes")
+    )
 
     def refuse_unknown(value: Any) -> Any:
         unknown = [key for key in value if key not in keys] if isinstance(value, Mapping) else []
         if unknown:
-            hints = "".join(
-                f" Did you mean {close[0]!r} for {key!r}?"
-                for key in unknown
-                if (close := difflib.get_close_matches(str(key), keys, n=1, cutoff=0.6))
-            )
+            hints = "".join(_closest(str(key), keys, elsewhere or {}) for key in unknown)
             shown = ", ".join(map(repr, unknown))
             raise ValueError(
-                f"an entry of {field}: has key(s) {shown} that it does not take.{hints} The keys "
-                f"of an entry are {', '.join(keys)}."
+                f"{where} has key(s) {shown} that it does not take.{hints} The keys of "
+                f"{holder} are {', '.join(keys)}."
             )
         return value
 
@@ -234,6 +237,27 @@ def known_keys(model: type[BaseModel], field: str) -> type[BaseModel]:
             "refuse_unknown": cast(Any, model_validator(mode="before")(refuse_unknown))
         },
     )
+
+
+def _closest(key: str, keys: Sequence[str], elsewhere: Mapping[str, str]) -> str:
+    """The hint for an unknown `key`: the closest of `keys`, else of the keys `elsewhere`
+    takes, with where those go."""
+    if close := difflib.get_close_matches(key, keys, n=1, cutoff=0.6):
+        return f" Did you mean {close[0]!r} for {key!r}?"
+    if close := difflib.get_close_matches(key, list(elsewhere), n=1, cutoff=0.6):
+        return f" Did you mean {close[0]!r} for {key!r}? It is a key of {elsewhere[close[0]]}"
+    return ""
+
+
+def entry_keys(attributes: type[BaseModel]) -> dict[str, str]:
+    """The keys an entry of `checks:` takes that the component's `attributes` do not, each
+    with where it goes, for the hint at a misspelled key beside `checks:`."""
+    taken = SchemaCheck.model().model_fields
+    return {
+        key: "each entry of checks:, not of attributes."
+        for key in taken
+        if key not in attributes.model_fields
+    }
 
 
 def entries_listed(model: type[BaseModel], *fields: str) -> type[BaseModel]:

@@ -65,14 +65,20 @@ def test_dg_check_defs_names_the_entry_and_the_fix_of_a_value_dagster_checks_lat
     )
     bound = project.run("dg", "check", "defs")
 
-    entry = f"{project.quality / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): "
-    for checked, error, fix in [
-        (blocking, "InvalidSettingError", "blocking='sometimes' (the checks of asset orders): "
-         "expected true or false."),
-        (bound, "InvalidTableCheckError", "is the number 300000, which says no bound: write "
-         "{min: 300000} for at least 300,000 rows, {max: 300000} for at most, or both"),
-    ]:  # fmt: skip
-        output = " ".join((checked.stdout + checked.stderr).split())
-        assert checked.returncode != 0, output
-        assert entry in output and fix in output and error in output, output
+    blocking_output = " ".join((blocking.stdout + blocking.stderr).split())
+    assert blocking.returncode != 0, blocking_output
+    assert (
+        f"{project.quality / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): "
+        "Invalid setting from argument blocking='sometimes' (the checks of asset orders): "
+        "expected true or false." in blocking_output
+    ), blocking_output
+    bound_output = " ".join((bound.stdout + bound.stderr).split())
+    assert bound.returncode != 0, bound_output
+    assert f"{project.quality / 'defs.yaml'}:7" in bound_output, bound_output
+    assert (
+        "InvalidTableCheckError: expect_rows is the number 300000, which says no bound: write "
+        "{min: 300000} for at least 300,000 rows, {max: 300000} for at most, or both."
+        in bound_output
+    ), bound_output
+    for output in (blocking_output, bound_output):
         assert "ParameterCheckError" not in output and "not valid under any" not in output

@@ -212,20 +212,36 @@ def test_a_blocking_that_is_not_true_or_false_names_the_file_the_entry_and_the_f
     )
 
 
-def test_expect_rows_given_a_bare_number_shows_the_forms_it_takes(
+def test_expect_rows_given_a_bare_number_shows_the_forms_it_takes_at_its_line(
     sandbox: DefsFolderSandbox,
 ) -> None:
     entry = {"asset": "orders", "schema": ORDERS, "expect_rows": 300000}
     path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
 
-    error = load_error(sandbox, path)
+    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
+        pass
 
-    assert isinstance(error, InvalidTableCheckError)
-    assert str(error) == (
-        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): expect_rows= for "
-        "schema OrdersSchema is the number 300000, which says no bound: write {min: 300000} "
-        "for at least 300,000 rows, {max: 300000} for at most, or both "
-        "(dd.ExpectRows(min=300000) in Python)."
+    error: BaseException | None = raised.value
+    messages = []
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    shown = "\n".join(messages)
+    assert f"{path / 'defs.yaml'}:" in shown and "attributes.checks.0.expect_rows" in shown
+    assert (
+        "InvalidTableCheckError: expect_rows is the number 300000, which says no bound: write "
+        "{min: 300000} for at least 300,000 rows, {max: 300000} for at most, or both." in shown
+    )
+
+
+def test_expect_rows_given_a_bare_number_in_python_shows_the_forms_it_takes() -> None:
+    with pytest.raises(InvalidTableCheckError) as raised:
+        dd.schema_checks(dd.data.OrdersSchema, asset="orders", expect_rows=300000)  # type: ignore[arg-type]
+
+    assert str(raised.value) == (
+        "expect_rows= for schema OrdersSchema is the number 300000, which says no bound: write "
+        "dd.ExpectRows(min=300000) for at least 300,000 rows, dd.ExpectRows(max=300000) for at "
+        "most, or both."
     )
 
 

@@ -312,16 +312,25 @@ def _rows_of(value: Any, schema: str) -> ExpectRows | None:
         return value
     if isinstance(value, Mapping) and set(value) <= {"min", "max", "severity"}:
         return ExpectRows(**value)
-    if isinstance(value, int) and not isinstance(value, bool):  # a bound, but which?
-        raise InvalidTableCheckError(
-            f"expect_rows= for schema {schema} is the number {value}, which says no bound: "
-            f"write {{min: {value}}} for at least {value:,} rows, {{max: {value}}} for at "
-            f"most, or both (dd.ExpectRows(min={value}) in Python)."
-        )
+    refuse_bare_bound(value, where=f"expect_rows= for schema {schema}")
     raise InvalidTableCheckError(
         f"expect_rows= for schema {schema} is {value!r}: pass dd.ExpectRows(min=..., max=...) "
         "or a mapping with keys min, max, severity."
     )
+
+
+def refuse_bare_bound(value: Any, *, where: str, yaml: bool = False) -> None:
+    """Refuse a bare number as `expect_rows` (`where`): it says no bound, neither at least
+    nor at most; the message shows both, as YAML writes them or as Python does."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        least, most = (
+            (f"{{{bound}: {value}}}" if yaml else f"dd.ExpectRows({bound}={value})")
+            for bound in ("min", "max")
+        )
+        raise InvalidTableCheckError(
+            f"{where} is the number {value}, which says no bound: write {least} for at least "
+            f"{value:,} rows, {most} for at most, or both."
+        )
 
 
 def _fresh_of(value: Any, schema: str) -> ExpectFresh | None:

@@ -20,6 +20,7 @@ from pydantic import BaseModel, create_model, model_validator
 
 from .._checks.asset_keys import parse_asset_key
 from .._engine.schemas import as_dataframely
+from .._engine.table_checks import refuse_bare_bound
 from ..errors import InvalidSourceError, UnsupportedSchemaError
 from ..sources import Source, SourceKind, source_from_config
 from .component_tree import PartitionsField
@@ -31,6 +32,11 @@ SchemaRules = Literal["collapsed", "per_rule"]
 def schema_at(reference: str) -> type[dy.Schema]:
     """The schema a `package.module:Class` reference names (a Pandera model, translated)."""
     return as_dataframely(_imported("schema", reference))
+
+
+def _bounds(value: Any) -> Any:
+    refuse_bare_bound(value, where="expect_rows", yaml=True)
+    return value
 
 
 def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
@@ -136,9 +142,15 @@ class SchemaCheck(dg.Resolvable):
     warn: str | Sequence[str] = ()
     #: `{rule or column: {warn_above: 10, error_above: "1%"}}`, as `tolerate=` takes it.
     tolerate: dict[str, dict[str, int | float | str]] | None = None
-    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it (a bare number
-    #: too, to be refused with the form that says which bound it is, not by the YAML schema).
-    expect_rows: dict[str, int | str] | int | None = None
+    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it. The YAML schema
+    #: lets a bare number through, refused at its line with the forms that say which bound.
+    expect_rows: Annotated[
+        Mapping[str, int | str] | None,
+        dg.Resolver(
+            lambda context, value: _bounds(context.resolve_value(value)),
+            model_field_type=dict[str, int | str] | int | None,
+        ),
+    ] = None
     #: `{column: ordered_at, within: 6h, severity: warn, time_zone: Europe/Berlin}`.
     expect_fresh: dict[str, str | int | float] | None = None
     #: `{window: 20, k: 3, min_history: 5, severity: warn}`, as `trends=` takes it.

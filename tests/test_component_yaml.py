@@ -67,6 +67,19 @@ def _failed_by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str]
     }
 
 
+def _load_messages(sandbox: DefsFolderSandbox, path: Path) -> str:
+    """What loading the component at `path` raised, with every error it was caused by, one a
+    line: Dagster's (with the file and line) over this package's."""
+    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
+        pass
+    messages = []
+    error: BaseException | None = raised.value
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    return "\n".join(messages)
+
+
 # ------------------------------------- unknown keys ------------------------------------- #
 
 
@@ -80,15 +93,7 @@ def test_a_wrong_key_inside_an_entry_is_named_with_the_closest_key(
     }
     path = scaffold_checks(sandbox, entries)
 
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
-
-    messages = []
-    error: BaseException | None = raised.value
-    while error is not None:
-        messages.append(str(error))
-        error = error.__cause__
-    message = "\n".join(messages)
+    message = _load_messages(sandbox, path)
     assert (
         "an entry of checks: has key(s) 'schemas' that it does not take. Did you mean 'schema' "
         "for 'schemas'? The keys of an entry are asset, schema, warn," in message
@@ -112,10 +117,7 @@ def test_an_entry_key_misspelled_beside_checks_is_named_with_the_entry_key_and_w
     }
     path = scaffold_checks(sandbox, entries)
 
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
-
-    message = " ".join(str(raised.value.__cause__ or raised.value).split())
+    message = " ".join(_load_messages(sandbox, path).split())
     assert (
         "attributes: has key(s) 'tolerance' that it does not take. Did you mean 'tolerate' for "
         "'tolerance'? It is a key of each entry of checks:, not of attributes. The keys of "
@@ -218,15 +220,7 @@ def test_expect_rows_given_a_bare_number_shows_the_forms_it_takes_at_its_line(
     entry = {"asset": "orders", "schema": ORDERS, "expect_rows": 300000}
     path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
 
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
-
-    error: BaseException | None = raised.value
-    messages = []
-    while error is not None:
-        messages.append(str(error))
-        error = error.__cause__
-    shown = "\n".join(messages)
+    shown = _load_messages(sandbox, path)
     assert f"{path / 'defs.yaml'}:" in shown and "attributes.checks.0.expect_rows" in shown
     assert (
         "InvalidTableCheckError: expect_rows is the number 300000, which says no bound: write "

@@ -307,6 +307,7 @@ def test_a_connection_lost_between_the_counts_and_the_samples_is_a_connection_er
     assert "Lost the connection to the database of asset payments (table audit.payments)" in (
         message
     )
-    assert "Nothing was checked" in message and "Check that the server is running" in message
+    assert "No rule's result was reported" in message
+    assert "Check that the server is running and reachable, then run the check again." in message
     assert "report the rule" not in message
     _no_placeholder(instance, result, message)

@@ -125,8 +125,8 @@ def query_error(
     if closed or state.startswith(_CONNECTION_STATES) or _lost(error):
         return SourceConnectionError(
             f"Lost the connection to the database of asset {asset} (table {table}) through "
-            f"{source}{as_role}: {detail}. Nothing was checked. Check that the server is "
-            "running and reachable, then run the check again."
+            f"{source}{as_role}: {detail}. No rule's result was reported. Check that the "
+            "server is running and reachable, then run the check again."
         )
     if rules and not _read_failure(error, state, known):
         return RuleEvaluationError(

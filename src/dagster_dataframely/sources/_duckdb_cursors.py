@@ -5,6 +5,8 @@ alike. The resource's own connection is never changed.
 
 from __future__ import annotations
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -44,6 +46,37 @@ def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
     finally:
         cursor.close()
     return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
+
+
+@contextmanager
+def read_only(resource: Any) -> Iterator[Any]:
+    """A read-only connection to the database file of `resource` (a `DuckDBResource`: its
+    `database` and `connection_config`), open inside the context; the resource's own
+    connection where it names no file, or where this process holds the file open
+    read-write already (DuckDB opens one file with one configuration per process)."""
+    import duckdb
+
+    database = getattr(resource, "database", None)
+    if (
+        not isinstance(database, str)
+        or database in ("", ":memory:")
+        or database.startswith(":memory:")
+    ):
+        with resource.get_connection() as connection:
+            yield connection
+        return
+    config = dict(getattr(resource, "connection_config", None) or {})
+    config.pop("access_mode", None)
+    try:
+        connection = duckdb.connect(database, read_only=True, config=config)
+    except duckdb.ConnectionException:  # open read-write in this process
+        with resource.get_connection() as connection:
+            yield connection
+        return
+    try:
+        yield connection
+    finally:
+        connection.close()
 
 
 def own_cursor(connection: Any) -> Any:

@@ -5,6 +5,7 @@ alike. The resource's own connection is never changed.
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from functools import cache
@@ -18,6 +19,8 @@ if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
 
 DIALECT = "duckdb"
+#: How often a read-only open waits for another process's write lock.
+_LOCK_TRIES = 10
 #: Settings of the source's own cursors, beside the dialect's pinned session settings: strings
 #: handed over as Arrow string views, polars' own layout.
 _CURSOR_SETTINGS = {"produce_arrow_string_view": "true", "arrow_output_version": "1.4"}
@@ -68,7 +71,7 @@ def read_only(resource: Any) -> Iterator[Any]:
     config = dict(getattr(resource, "connection_config", None) or {})
     config.pop("access_mode", None)
     try:
-        connection = duckdb.connect(database, read_only=True, config=config)
+        connection = _connect(duckdb, database, config)
     except duckdb.ConnectionException:  # open read-write in this process
         with resource.get_connection() as connection:
             yield connection
@@ -77,6 +80,21 @@ def read_only(resource: Any) -> Iterator[Any]:
         yield connection
     finally:
         connection.close()
+
+
+def _connect(duckdb: Any, database: str, config: dict[str, Any]) -> Any:
+    """`database` opened read-only, waiting for a writer in another process to let go of
+    its lock as `DuckDBResource` waits (10 tries, doubling from 0.1 s)."""
+    delay = 0.1
+    for _ in range(_LOCK_TRIES - 1):
+        try:
+            return duckdb.connect(database, read_only=True, config=config)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            time.sleep(delay)
+            delay *= 2
+    return duckdb.connect(database, read_only=True, config=config)
 
 
 def own_cursor(connection: Any) -> Any:

@@ -4,9 +4,12 @@ multiprocess executor), against a run with one step per asset; one unreadable ta
 them; a single check run alone; concurrency and progress inside a step."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import json
 import os
 import subprocess
 import sys
+import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
@@ -15,6 +18,7 @@ import dataframely as dy
 import duckdb
 import polars as pl
 import pytest
+from dagster_dataframely_demo._webserver import webserver
 from dagster_duckdb import DuckDBResource
 
 import dagster_dataframely as dd
@@ -60,6 +64,11 @@ defs = dd.with_schemas(
     source=dd.sources.DuckDBTableSource(),
     checks_job="checks",
     checks_per_step={per_step},
+)
+# One check alone, as a team reruns the one that failed.
+one = dg.AssetCheckKey(dg.AssetKey("t003"), "dy_rule__primary_key")
+defs = dg.Definitions.merge(
+    defs, dg.Definitions(jobs=[dg.define_asset_job("one", selection=dg.AssetSelection.checks(one))])
 )
 """
 
@@ -146,7 +155,7 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         cwd=folder, env=env, capture_output=True, text=True, timeout=600,
     )  # fmt: skip
     with dg.DagsterInstance.from_config(str(home)) as instance:
-        (record,) = instance.get_runs()
+        (record,) = [r for r in instance.get_runs() if r.job_name == "checks"]
         evaluations = _evaluations(instance, record.run_id)
         steps = {
             entry.step_key: entry.dagster_event.event_type  # type: ignore[union-attr]
@@ -242,19 +251,26 @@ def _defs(database: Path, **settings: Any) -> dg.Definitions:
     )
 
 
-def test_one_check_runs_alone_in_one_step(cli_run: dict[str, Any]) -> None:
-    defs = _defs(cli_run["database"])
-    key = dg.AssetCheckKey(dg.AssetKey("t003"), "dy_rule__primary_key")
-    job = dg.define_asset_job("one", selection=dg.AssetSelection.checks(key))
-    merged = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
+def test_one_check_runs_alone_in_one_step_from_the_cli(cli_run: dict[str, Any]) -> None:
+    folder = cli_run["database"].parent
+    env = {**os.environ, "DAGSTER_HOME": str(folder / "home"), "NO_COLOR": "1"}
+    dagster = Path(sys.executable).parent / "dagster"
+    run = subprocess.run(
+        [str(dagster), "job", "execute", "-f", "location.py", "-j", "one"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
 
-    result = merged.resolve_job_def("one").execute_in_process(raise_on_error=False)
-
-    (evaluation,) = result.get_asset_check_evaluations()
-    assert evaluation.asset_check_key == key
+    with dg.DagsterInstance.from_config(str(folder / "home")) as instance:
+        (record,) = [r for r in instance.get_runs() if r.job_name == "one"]
+        (evaluation,) = _evaluations(instance, record.run_id)
+        steps = {e.step_key for e in instance.all_logs(record.run_id) if e.step_key}
+    assert evaluation.asset_check_key == dg.AssetCheckKey(
+        dg.AssetKey("t003"), "dy_rule__primary_key"
+    )
     assert evaluation.metadata["dy_failed_count"].value == 2  # the duplicated id, twice
-    (step,) = {event.step_key for event in result.all_events if event.step_key}
+    (step,) = steps
     assert step.startswith("dy_checks__duckdb__1_of_2")
+    assert run.returncode != 0  # the check is blocking, and fails
 
 
 def test_steps_group_by_partitions_resources_and_blocking_downstream(tmp_path: Path) -> None:
@@ -315,3 +331,111 @@ def test_a_single_unreadable_table_raises_its_own_error_after_the_others_results
         e.asset_key.to_user_string() for e in result.get_asset_check_evaluations() if e.passed
     }
     assert checked == {f"t{i:03d}" for i in range(30, 40)} - {MISSING}
+
+
+LAUNCH = """
+mutation Launch($params: ExecutionParams!) {
+  launchPipelineExecution(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on InvalidSubsetError { message }
+  }
+}
+"""
+STATUS = "query Status($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"
+REPOSITORIES = (
+    "{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }"
+)
+
+
+def _graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer = json.load(response)
+    assert "errors" not in answer, answer
+    return answer["data"]
+
+
+def test_one_check_launched_through_the_webservers_graphql_runs_alone(
+    cli_run: dict[str, Any], tmp_path: Path
+) -> None:
+    """As the UI's "Execute" of one check sends it: the asset job, one check selected."""
+    (tmp_path / "location.py").write_text(
+        LOCATION.format(n=N, database=str(cli_run["database"]), per_step=50)
+    )
+    (tmp_path / "dagster_home").mkdir()
+    with webserver(tmp_path, target=("-f", str(tmp_path / "location.py"))) as url:
+        (repository,) = _graphql(url, REPOSITORIES)["repositoriesOrError"]["nodes"]
+        params = {
+            "selector": {
+                "repositoryLocationName": repository["location"]["name"],
+                "repositoryName": repository["name"],
+                "pipelineName": "__ASSET_JOB",
+                "assetSelection": [],
+                "assetCheckSelection": [
+                    {"assetKey": {"path": ["t003"]}, "name": "dy_rule__primary_key"}
+                ],
+            },
+            "mode": "default",
+            "runConfigData": {},
+        }
+        launched = _graphql(url, LAUNCH, {"params": params})["launchPipelineExecution"]
+        assert launched["__typename"] == "LaunchRunSuccess", launched
+        run_id = launched["run"]["runId"]
+        deadline = time.monotonic() + 300
+        while (status := _graphql(url, STATUS, {"id": run_id})["runOrError"]["status"]) not in (
+            "SUCCESS",
+            "FAILURE",
+            "CANCELED",
+        ):
+            assert time.monotonic() < deadline, status
+            time.sleep(1)
+    with dg.DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        (evaluation,) = _evaluations(instance, run_id)
+    # The duplicated key fails the blocking check, and so the run, as in the UI.
+    assert status == "FAILURE"
+    assert evaluation.asset_check_key == dg.AssetCheckKey(
+        dg.AssetKey("t003"), "dy_rule__primary_key"
+    )
+    assert evaluation.metadata["dy_failed_count"].value == 2
+
+
+def test_a_component_of_a_hundred_entries_checks_them_in_two_steps(tmp_path: Path) -> None:
+    from dagster.components.testing import create_defs_folder_sandbox
+    from support import scaffold_checks
+
+    database = _warehouse(tmp_path / "warehouse.duckdb")
+    with create_defs_folder_sandbox() as sandbox:
+        (sandbox.defs_folder_path / "tables.py").write_text(
+            "import dagster as dg\n\n"
+            + "".join(
+                f"t{i:03d} = dg.AssetSpec('t{i:03d}', "
+                f"metadata={{'dagster/table_name': 'shop.t{i:03d}'}})\n"
+                for i in range(N)
+            )
+        )
+        source = {"kind": "duckdb_table", "resource_key": "duckdb"}
+        entries = [
+            {"asset": f"t{i:03d}", "schema": "test_many_tables:Item", "source": source}
+            for i in range(N)
+        ]
+        scaffold_checks(sandbox, {"checks": entries, "checks_job": "quality"})
+        with sandbox.build_component_tree() as tree:
+            defs = dg.Definitions.merge(
+                tree.build_defs(),
+                dg.Definitions(resources={"duckdb": DuckDBResource(database=str(database))}),
+            )
+            steps = [c for c in defs.asset_checks or [] if isinstance(c, dg.AssetChecksDefinition)]
+            result = defs.resolve_job_def("quality").execute_in_process(raise_on_error=False)
+
+    assert len(steps) == 2
+    assert len({spec.asset_key for step in steps for spec in step.check_specs}) == N
+    found = _failed_counts(list(result.get_asset_check_evaluations()))
+    expected = _expected()
+    assert {key: found[key] for key in expected} == expected
+    assert not result.success

@@ -90,6 +90,12 @@ class SQLTableSource(Source):
         table = f"'{self.table}'" if self.table else "of the asset"
         return f"{self.dialect} table {table} via resource '{self.resource_key}'"
 
+    def concurrent(self, context: dg.AssetCheckExecutionContext) -> bool:
+        """A resource that opens a connection per read serves reads at once; one that is a
+        connection (has `cursor()`) serves one read at a time."""
+        resource = getattr(context.resources, self.resource_key)
+        return hasattr(resource, "get_connection") or not hasattr(resource, "cursor")
+
     def connection(self, resource: Any) -> AbstractContextManager[Any]:
         """The DB-API connection the run's resource gives, open inside the context."""
         return connection_of(resource, self.resource_key)

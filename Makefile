@@ -57,10 +57,12 @@ typecheck: install
 
 # Two workers; `loadgroup` keeps the tests that read the one demo run (xdist group "demo") on
 # one worker, so the suite runs the demo once (tests/conftest.py keeps the grouping working on
-# pytest 9.2).
-PYTEST := pytest -n 2 --dist loadgroup
+# pytest 9.2). The suite prints a line per test file as it ends (tests/conftest.py), so
+# pytest's own percentage after the dots is off.
+PYTEST := pytest -n 2 --dist loadgroup -o console_output_style=classic
 
 unit: install
+	@echo "The test suite on two workers: a line as each test file ends (share of the suite done, time since the start, its outcomes)."
 	$(BIN)/$(PYTEST)
 
 # The documentation site, into site/ (git-ignored). --strict: a broken link or a docstring

@@ -1,9 +1,11 @@
 """Shared test fixtures: real storage for real runs, a defs-folder sandbox for the Component,
-and the one run of the demo."""
+and the one run of the demo; the suite's Java runtime and its progress, a line per test file."""
 
 from __future__ import annotations
 
 import pickle
+import time
+from collections import Counter
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from importlib.metadata import version
@@ -19,7 +21,10 @@ from dagster.components.testing import DefsFolderSandbox, create_defs_folder_san
 from dagster_duckdb_polars import DuckDBPolarsIOManager
 from demo_run import DemoRun, run_demo
 from postgres import postgres  # noqa: F401  (one server for the session, shared here)
-from spark import spark  # noqa: F401  (one local Spark for the session, shared here)
+from spark import (
+    spark,  # noqa: F401  (one local Spark for the session, shared here)
+    use_packaged_java,
+)
 
 # The oldest set (constraints/py310-oldest.txt) has no fakesnow: every fakesnow release pins
 # sqlglot exactly, dagster-dbt 0.29.18 (beside the dagster floor) caps sqlglot below 28.1, and
@@ -38,6 +43,63 @@ _SNOWFLAKE_RUNS = [
     "test_sql_snowflake_float_forms.py",
 ]
 collect_ignore = _SNOWFLAKE_RUNS if _SQLGLOT < (26, 3) and not find_spec("fakesnow") else []
+
+# ------------------------------ the runtimes and the progress ------------------------------ #
+
+
+@pytest.hookimpl(trylast=True)  # after the terminal reporter is registered
+def pytest_configure(config: pytest.Config) -> None:
+    use_packaged_java()
+    terminal = config.pluginmanager.get_plugin("terminalreporter")
+    quiet = config.get_verbosity() <= 0
+    if terminal is not None and quiet and not hasattr(config, "workerinput"):
+        config.pluginmanager.register(FileProgress(terminal), "file-progress")
+
+
+class FileProgress:
+    """A line per test file as its last test ends (the share of the suite done, the time since
+    the start, the file's outcomes) instead of a dot per test: a suite of 1,500 tests on two
+    workers says where it is, and a failure is named when its file ends, not only at the end."""
+
+    def __init__(self, terminal: Any) -> None:
+        self.terminal, self.started = terminal, time.monotonic()
+        self.left: Counter[str] = Counter()
+        self.outcomes: dict[str, Counter[str]] = {}
+        self.total = self.done = 0
+
+    def _expect(self, nodeids: Sequence[str]) -> None:
+        if not self.total:  # each xdist worker sends the same collection: count it once
+            self.left.update(nodeid.split("::")[0] for nodeid in nodeids)
+            self.total = len(nodeids)
+
+    def pytest_collection_finish(self, session: pytest.Session) -> None:
+        self._expect([item.nodeid for item in session.items])
+
+    def pytest_xdist_node_collection_finished(self, node: Any, ids: Sequence[str]) -> None:
+        self._expect(ids)
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_report_teststatus(self, report: pytest.TestReport) -> Iterator[None]:
+        category, _, word = yield  # no letter: this plugin's lines say it per file
+        return category, "", word
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        file = report.nodeid.split("::")[0]
+        outcomes = self.outcomes.setdefault(file, Counter())
+        if report.failed:
+            outcomes["failed" if report.when == "call" else "error"] += 1
+        elif report.when == "call" or report.skipped:
+            outcomes[report.outcome] += 1
+        if report.when != "teardown":
+            return
+        self.done += 1
+        self.left[file] -= 1
+        if self.left[file] <= 0:
+            minutes, seconds = divmod(int(time.monotonic() - self.started), 60)
+            said = ", ".join(f"{count} {outcome}" for outcome, count in outcomes.items())
+            share = 100 * self.done // max(self.total, 1)
+            self.terminal.write_line(f"[{share:3d}%] {minutes:2d}:{seconds:02d}  {file}: {said}")
+
 
 # ------------------------------- test distribution (xdist) -------------------------------- #
 

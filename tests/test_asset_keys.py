@@ -344,6 +344,7 @@ def test_keys_differing_only_in_dropped_characters_get_steps_of_their_own(
     defs = dd.with_schemas(
         dg.Definitions(assets=[both]),
         {"sales-eu/orders": OrdersSchema, "sales_eu/orders": OrdersSchema},
+        checks_per_step=1,  # a step per asset, named after it
     )
     steps = sorted(checks.node_def.name for checks in defs.asset_checks or [])  # type: ignore[union-attr]
 

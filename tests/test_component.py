@@ -76,12 +76,11 @@ def test_entries_take_shared_settings_unless_they_set_their_own(
     )
 
     with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
-        steps = {checks.node_def.name: checks for checks in defs.asset_checks or []}  # type: ignore[union-attr]
-        assert set(steps) == {"orders__dy_checks", "raw__orders__dy_checks"}
-        shared = {spec.name: spec for spec in steps["orders__dy_checks"].check_specs}
+        specs = [spec for checks in defs.asset_checks or [] for spec in checks.check_specs]  # type: ignore[union-attr]
+        shared = {s.name: s for s in specs if s.asset_key == dg.AssetKey("orders")}
         assert set(shared) == {"dy_schema__columns", "dy_schema__rules"}
         assert not shared["dy_schema__rules"].blocking
-        own = {spec.name for spec in steps["raw__orders__dy_checks"].check_specs}
+        own = {s.name for s in specs if s.asset_key == dg.AssetKey(["raw", "orders"])}
         assert "dy_col__amount" in own
 
 

@@ -14,7 +14,13 @@ from shop import MEMBERS, SHOP_FAILURES
 from support import load_error, scaffold_checks
 
 import dagster_dataframely as dd
-from dagster_dataframely.errors import InvalidSourceError, MemberPartitionsError, UnknownAssetError
+from dagster_dataframely.errors import (
+    InvalidSettingError,
+    InvalidSourceError,
+    InvalidTableCheckError,
+    MemberPartitionsError,
+    UnknownAssetError,
+)
 
 ORDERS = "dagster_dataframely.data:OrdersSchema"
 
@@ -61,6 +67,19 @@ def _failed_by_member(result: dg.ExecuteInProcessResult) -> dict[tuple[str, str]
     }
 
 
+def _load_messages(sandbox: DefsFolderSandbox, path: Path) -> str:
+    """What loading the component at `path` raised, with every error it was caused by, one a
+    line: Dagster's (with the file and line) over this package's."""
+    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
+        pass
+    messages = []
+    error: BaseException | None = raised.value
+    while error is not None:
+        messages.append(str(error))
+        error = error.__cause__
+    return "\n".join(messages)
+
+
 # ------------------------------------- unknown keys ------------------------------------- #
 
 
@@ -74,15 +93,7 @@ def test_a_wrong_key_inside_an_entry_is_named_with_the_closest_key(
     }
     path = scaffold_checks(sandbox, entries)
 
-    with pytest.raises(Exception) as raised, sandbox.load_component_and_build_defs(defs_path=path):
-        pass
-
-    messages = []
-    error: BaseException | None = raised.value
-    while error is not None:
-        messages.append(str(error))
-        error = error.__cause__
-    message = "\n".join(messages)
+    message = _load_messages(sandbox, path)
     assert (
         "an entry of checks: has key(s) 'schemas' that it does not take. Did you mean 'schema' "
         "for 'schemas'? The keys of an entry are asset, schema, warn," in message
@@ -92,6 +103,27 @@ def test_a_wrong_key_inside_an_entry_is_named_with_the_closest_key(
         "'check_granularity' for 'granularity'?" in message
     )
     assert f"{path / 'defs.yaml'}:3" in message  # where `checks:` starts
+
+
+def test_an_entry_key_misspelled_beside_checks_is_named_with_the_entry_key_and_where_it_goes(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    """`tolerance:` beside `checks:`: pydantic alone says "Extra inputs are not permitted";
+    the component's attributes have no `tolerate`, each entry of `checks:` has."""
+    entries = {
+        "assets_outside_defs": True,
+        "tolerance": {"amount": {"warn_above": 1}},
+        "checks": [{"asset": "orders", "schema": ORDERS}],
+    }
+    path = scaffold_checks(sandbox, entries)
+
+    message = " ".join(_load_messages(sandbox, path).split())
+    assert (
+        "attributes: has key(s) 'tolerance' that it does not take. Did you mean 'tolerate' for "
+        "'tolerance'? It is a key of each entry of checks:, not of attributes. The keys of "
+        "attributes are checks, collections, blocking," in message
+    )
+    assert f"{path / 'defs.yaml'}:" in message
 
 
 # ---------------------------------------- sources ---------------------------------------- #
@@ -126,6 +158,85 @@ def test_an_unknown_source_kind_of_a_collection_member_names_the_member(
     assert isinstance(error, InvalidSourceError)
     assert "defs.yaml: collections[0] (Shop): sources.orders: kind 'csv' is not" in str(error)
     assert "'parquet', 'delta'" in str(error)
+
+
+def test_a_collection_member_source_without_its_resource_key_names_the_member(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = _shop_entry(sources={"lines": {"kind": "sql", "dialect": "postgres"}})
+    path = scaffold_checks(
+        sandbox, {"assets_outside_defs": True, "checks": [], "collections": [entry]}
+    )
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSourceError)
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: collections[0] (Shop): sources.lines: source kind 'sql' needs "
+        "resource_key, e.g. {kind: sql, resource_key: warehouse, dialect: postgres}."
+    )
+
+
+def test_a_source_an_entry_cannot_build_names_its_field(sandbox: DefsFolderSandbox) -> None:
+    entry = {"asset": "orders", "schema": ORDERS, "source": {"kind": "parquet"}}
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
+
+    error = load_error(sandbox, path)
+
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): source: source "
+        "kind 'parquet' needs a path (a file, glob or URL)."
+    )
+
+
+# --------------------------------- values Dagster checks late --------------------------------- #
+
+
+@pytest.mark.parametrize("where", ["entry", "component"])
+def test_a_blocking_that_is_not_true_or_false_names_the_file_the_entry_and_the_fix(
+    sandbox: DefsFolderSandbox, where: str
+) -> None:
+    """Not Dagster's ParameterCheckError from deep in AssetCheckSpec, without file or entry."""
+    entry = {"asset": "orders", "schema": ORDERS}
+    shared = {"blocking": "sometimes"}
+    attributes = (
+        {"checks": [{**entry, **shared}]} if where == "entry" else {"checks": [entry], **shared}
+    )
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, **attributes})
+
+    error = load_error(sandbox, path)
+
+    assert isinstance(error, InvalidSettingError)
+    assert str(error) == (
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): Invalid setting "
+        "from argument blocking='sometimes' (the checks of asset orders): expected true or "
+        "false. Fix the argument, or unset it so that each check blocks when it fails at ERROR."
+    )
+
+
+def test_expect_rows_given_a_bare_number_shows_the_forms_it_takes_at_its_line(
+    sandbox: DefsFolderSandbox,
+) -> None:
+    entry = {"asset": "orders", "schema": ORDERS, "expect_rows": 300000}
+    path = scaffold_checks(sandbox, {"assets_outside_defs": True, "checks": [entry]})
+
+    shown = _load_messages(sandbox, path)
+    assert f"{path / 'defs.yaml'}:" in shown and "attributes.checks.0.expect_rows" in shown
+    assert (
+        "InvalidTableCheckError: expect_rows is the number 300000, which says no bound: write "
+        "{min: 300000} for at least 300,000 rows, {max: 300000} for at most, or both." in shown
+    )
+
+
+def test_expect_rows_given_a_bare_number_in_python_shows_the_forms_it_takes() -> None:
+    with pytest.raises(InvalidTableCheckError) as raised:
+        dd.schema_checks(dd.data.OrdersSchema, asset="orders", expect_rows=300000)  # type: ignore[arg-type]
+
+    assert str(raised.value) == (
+        "expect_rows= for schema OrdersSchema is the number 300000, which says no bound: write "
+        "dd.ExpectRows(min=300000) for at least 300,000 rows, dd.ExpectRows(max=300000) for at "
+        "most, or both."
+    )
 
 
 # ------------------------------------ collection members ------------------------------------ #

@@ -615,6 +615,9 @@ STATED: dict[str, Expectation] = {
     "docs/sidecar.md: Running the checks from the CLI: `dd.checks_job`": (
         _checks_job_checks_one_partition
     ),
+    "docs/sidecar.md: Many tables: how checks become steps": Run(
+        {"orders": 12, "returns": 3, "refunds": 5}
+    ),
     "docs/sidecar.md: `dd.with_schemas(defs, {key: schema}, **settings)`": Run(
         {"orders": 12, "customers": 8}, described=("orders",)
     ),
@@ -717,12 +720,17 @@ def test_the_components_defs_yaml_builds_the_checks_its_page_states():
         )
         with sandbox.load_component_and_build_defs(defs_path=path) as (_, defs):
             steps = {
-                checks.node_def.name: {spec.name: spec.blocking for spec in checks.check_specs}
+                checks.node_def.name: [
+                    (spec.asset_key.to_user_string(), spec.name, spec.blocking)
+                    for spec in checks.check_specs
+                ]
                 for checks in defs.asset_checks or []
             }
 
-    assert set(steps) == {"orders__dy_checks", "raw__orders__dy_checks"}
-    orders, raw = steps["orders__dy_checks"], steps["raw__orders__dy_checks"]
+    ((step, specs),) = steps.items()
+    assert step.startswith("dy_checks__io_manager__1_of_1__")
+    orders = {name: blocking for key, name, blocking in specs if key == "orders"}
+    raw = {name: blocking for key, name, blocking in specs if key == "raw/orders"}
     assert orders["dy_col__amount"] and not orders["dy_col__note"]
     assert "dy_schema__rules" in orders
     assert "dy_rule__amount__min" in raw

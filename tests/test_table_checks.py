@@ -8,6 +8,7 @@ query)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 from pathlib import Path
 from typing import Any
 
@@ -455,3 +456,17 @@ def test_each_volume_verdict_follows_from_the_row_count(
     assert result.passed is within
     assert result.severity == {"error": ERROR, "warn": WARN}[severity]
     assert result.metadata["dy_row_count"].value == counted
+
+
+@pytest.mark.parametrize(
+    "within", [math.nan, math.inf, -math.inf, 10**20, "99999999999d", "1000000000d"]
+)
+def test_an_age_timedelta_cannot_hold_is_refused_naming_within(within: Any) -> None:
+    """Not a raw ValueError or OverflowError from `timedelta`: the value, and the ages that
+    work."""
+    with pytest.raises(InvalidTableCheckError) as raised:
+        dd.ExpectFresh("ordered_at", within=within)
+
+    message = str(raised.value)
+    assert f"dd.ExpectFresh('ordered_at') has within={within!r}: give a positive age" in message
+    assert "of at most 999,999,999 days" in message and '"1d12h"' in message

@@ -202,6 +202,34 @@ def test_a_warn_rule_cannot_tolerate_up_to_an_error() -> None:
         dd.schema_checks(Payments, asset="payments", warn="amount")
 
 
+class Refunds(dy.Schema):
+    id = dy.Int64(primary_key=True)
+    reason = dy.String()
+
+
+def test_a_with_schemas_tolerance_one_schema_refuses_says_how_to_scope_it_to_one_asset() -> None:
+    """`tolerate=` of `dd.with_schemas` applies to every schema of the call: the error names
+    the asset whose schema refused it, and the two ways to tolerate on one asset only."""
+    defs = dg.Definitions(assets=[dg.AssetSpec("payments"), dg.AssetSpec("refunds")])
+
+    with pytest.raises(InvalidToleranceError) as raised:
+        dd.with_schemas(
+            defs,
+            {"payments": Payments, "refunds": Refunds},
+            tolerate={"email": dd.Tolerance(warn_above=10)},
+            source=dd.sources.DuckDBTableSource(),
+        )
+
+    message = str(raised.value)
+    assert "tolerate= names 'email', neither a rule nor a column of schema Refunds." in message
+    assert (
+        "(asset refunds: dd.with_schemas's tolerate= applies to every schema of the call. To "
+        "tolerate this on one asset only, declare it on that asset's schema with "
+        "@dd.tolerate(...), or check refunds with its own dd.schema_checks(schema, "
+        "asset='refunds', tolerate=...) and leave it out of the call.)"
+    ) in message
+
+
 def test_a_gated_asset_refuses_a_schema_with_tolerances() -> None:
     with pytest.raises(InvalidToleranceError, match=r"dd.asset has no quarantine.*quarantine=True"):
         dd.asset(Payments)(lambda: _payments())

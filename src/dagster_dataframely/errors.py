@@ -32,6 +32,7 @@ __all__ = [
     "SourceConnectionError",
     "SourceReadError",
     "TableNotFoundError",
+    "TablesNotCheckedError",
     "UnknownAssetError",
     "UnknownModelError",
     "UnloadableAssetError",
@@ -141,6 +142,12 @@ class SourceReadError(DagsterDataframelyError):
 class SourceConnectionError(SourceReadError):
     """The sidecar could not connect to an asset's database (a server that refuses, a wrong
     host or password); the message names the asset, the source, the table and the resource."""
+
+
+class TablesNotCheckedError(DagsterDataframelyError):
+    """A step checking many assets could not check some of their tables (each unreadable
+    table's own error is in its checks' `dy_error` and in this message); the others' results
+    were reported."""
 
 
 class RuleEvaluationError(DagsterDataframelyError):

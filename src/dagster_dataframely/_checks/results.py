@@ -114,20 +114,26 @@ def schema_results(
     table: TableChecks = NO_TABLE_CHECKS,
     reference: datetime | None = None,
     trend: TrendHistory | None = None,
+    resolved: tuple[Sequence[Rule], Sequence[Check]] | None = None,
 ) -> Iterator[dg.AssetCheckResult]:
     """`check_results` on a LazyFrame, settings resolved. `read_dtypes` is the sidecar's
     (None elsewhere): its column-schema message names the sidecar's remedy, and `"cast"`
     casts the drifts `_read_dtypes` lists, their failures counted with the rules. With
     `pushdown` (the same rows in a database), the rules are evaluated there. `keep` keeps
     the failing rows and says where on each failing check. The `table` checks (volume,
-    freshness from `reference`) and the `trend` are judged from the same evaluation."""
+    freshness from `reference`) and the `trend` are judged from the same evaluation.
+    `resolved` is the catalogue of `schema` with `warn` and `tolerate`, and its checks, when
+    the caller resolved them once for many runs."""
     actual = lf.collect_schema()
     casts = Casts.plan(schema, actual, read_dtypes)
     yield from column_schema_results(
         schema, actual, asset_key, read_dtypes=read_dtypes, casts=casts
     )
-    every = rules(schema, warn=warn, tolerate=tolerate)
-    planned = plan(every, settings, schema.__name__)
+    if resolved is None:
+        every: Sequence[Rule] = rules(schema, warn=warn, tolerate=tolerate)
+        planned: Sequence[Check] = plan(every, settings, schema.__name__)
+    else:
+        every, planned = resolved
     if checks is not None:
         planned = [check for check in planned if check.name in checks]
     # a trend reads every rule's figure, selected or not: one left out would read as 0

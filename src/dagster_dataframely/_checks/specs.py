@@ -27,6 +27,7 @@ from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.settings import CheckSettings
 from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
 from .._engine.trends import Trends
+from ..errors import InvalidSettingError
 from .asset_keys import parse_asset_key
 
 _MAX_DESCRIPTION = 600
@@ -191,6 +192,12 @@ def check_spec(
     """A `dg.AssetCheckSpec`. The checks of a partitioned asset must be partitioned like it,
     which Dagster marks a preview feature with a `PreviewWarning` per spec: the package, not
     the user, makes that choice (docs/sidecar.md), so the warning is not passed on."""
+    if not isinstance(blocking, bool):  # Dagster's own check names neither asset nor fix
+        raise InvalidSettingError(
+            f"Invalid setting from argument blocking={blocking!r} (the checks of asset "
+            f"{asset.to_user_string()}): expected true or false. Fix the argument, or unset "
+            "it so that each check blocks when it fails at ERROR."
+        )
     with warnings.catch_warnings():
         warnings.filterwarnings(
             "ignore",

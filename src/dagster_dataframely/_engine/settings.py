@@ -55,6 +55,16 @@ def _count(value: Any) -> int:
     return number
 
 
+def _positive(value: Any) -> int:
+    try:
+        number = _count(value)
+    except ValueError:
+        number = 0
+    if number < 1:
+        raise ValueError("expected a whole number >= 1")
+    return number
+
+
 def _keep(value: Any) -> bool | str:
     """True or False as `_flag` reads them, else a non-empty name of where to keep."""
     try:
@@ -82,6 +92,8 @@ _SETTINGS: dict[str, tuple[Callable[[Any], Any], Any]] = {
     "keep_failing_rows": (_keep, False),
     "max_failing_rows": (_count, 1_000_000),
     "observe_fractions": (_flag, False),
+    "checks_per_step": (_positive, 50),
+    "check_concurrency": (_positive, 4),
 }
 
 

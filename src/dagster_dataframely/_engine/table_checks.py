@@ -96,26 +96,33 @@ class ExpectRows:
 def duration(value: Any, *, where: str) -> timedelta:
     """`value` (a `timedelta`, seconds as a number, or text such as `"6h"`, `"1d12h"`,
     `"90m"`) as a positive `timedelta`."""
+    try:
+        found = _timedelta(value)
+    except (ValueError, OverflowError):  # NaN, infinity, or past timedelta's largest
+        found = None
+    if found is None or found <= timedelta(0):
+        raise InvalidTableCheckError(
+            f"{where} has within={value!r}: give a positive age of at most "
+            f"{timedelta.max.days:,} days, a datetime.timedelta, a number of seconds or text "
+            'of days, hours, minutes and seconds ("6h", "1d12h", "90m").'
+        )
+    return found
+
+
+def _timedelta(value: Any) -> timedelta | None:
+    """`value` as a `timedelta`, None for a value of no form `duration` reads."""
     if isinstance(value, timedelta):
-        found: timedelta | None = value
-    elif isinstance(value, (int, float)) and not isinstance(value, bool):
-        found = timedelta(seconds=value)
-    elif isinstance(value, str) and _DURATION.match(value):
-        found = timedelta(
+        return value
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return timedelta(seconds=value)
+    if isinstance(value, str) and _DURATION.match(value):
+        return timedelta(
             **{
                 _UNITS[unit]: sum(float(n) for n, u in _PART.findall(value) if u == unit)
                 for unit in {u for _, u in _PART.findall(value)}
             }
         )
-    else:
-        found = None
-    if found is None or found <= timedelta(0):
-        raise InvalidTableCheckError(
-            f"{where} has within={value!r}: give a positive age, a datetime.timedelta, a "
-            'number of seconds or text of days, hours, minutes and seconds ("6h", "1d12h", '
-            '"90m").'
-        )
-    return found
+    return None
 
 
 @dataclass(frozen=True)
@@ -305,10 +312,25 @@ def _rows_of(value: Any, schema: str) -> ExpectRows | None:
         return value
     if isinstance(value, Mapping) and set(value) <= {"min", "max", "severity"}:
         return ExpectRows(**value)
+    refuse_bare_bound(value, where=f"expect_rows= for schema {schema}")
     raise InvalidTableCheckError(
         f"expect_rows= for schema {schema} is {value!r}: pass dd.ExpectRows(min=..., max=...) "
         "or a mapping with keys min, max, severity."
     )
+
+
+def refuse_bare_bound(value: Any, *, where: str, yaml: bool = False) -> None:
+    """Refuse a bare number as `expect_rows` (`where`): it says no bound, neither at least
+    nor at most; the message shows both, as YAML writes them or as Python does."""
+    if isinstance(value, int) and not isinstance(value, bool):
+        least, most = (
+            (f"{{{bound}: {value}}}" if yaml else f"dd.ExpectRows({bound}={value})")
+            for bound in ("min", "max")
+        )
+        raise InvalidTableCheckError(
+            f"{where} is the number {value}, which says no bound: write {least} for at least "
+            f"{value:,} rows, {most} for at most, or both."
+        )
 
 
 def _fresh_of(value: Any, schema: str) -> ExpectFresh | None:

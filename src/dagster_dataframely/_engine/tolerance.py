@@ -21,6 +21,7 @@ from .dataframely_internals import rule_expressions
 from .severity import Severity, unknown_names
 
 S = TypeVar("S", bound=type[dy.Schema])
+T = TypeVar("T")
 
 _TOLERANCE_ATTR = "__dagster_dataframely_tolerances__"
 _LEVELS = ("warn_above", "error_above")
@@ -242,6 +243,31 @@ def overrides(schema_name: str, tolerate: Mapping[str, Any] | None) -> dict[str,
         name: Tolerance.of(value, where=f"{name!r} of schema {schema_name}")
         for name, value in tolerate.items()
     }
+
+
+def shared(
+    build: Callable[..., T], tolerate: Mapping[str, Any] | None, *, by: str
+) -> Callable[..., T]:
+    """`build` (`dd.schema_checks`) for a `tolerate=` that `by` (`dd.with_schemas`) applies
+    to every schema it checks: a tolerance error of one asset also says that, and how to
+    scope the tolerance to that asset."""
+
+    def built(schema: Any, *, asset: Any, **settings: Any) -> T:
+        try:
+            return build(schema, asset=asset, **settings)
+        except InvalidToleranceError as error:
+            if not tolerate:
+                raise
+            key = asset if isinstance(asset, str) else asset.to_user_string()
+            raise InvalidToleranceError(
+                f"{error} (asset {key}: {by}'s tolerate= applies to every schema of the "
+                "call. To tolerate this on one asset only, declare it on that asset's schema "
+                f"with @dd.tolerate(...), or check {key} with its own "
+                f"dd.schema_checks(schema, asset={key!r}, tolerate=...) and leave it out of "
+                "the call.)"
+            ) from None
+
+    return built
 
 
 def resolve(

@@ -29,6 +29,7 @@ def checks_job(
     name: str,
     description: str | None = None,
     tags: Mapping[str, str] | None = None,
+    executor_def: dg.ExecutorDefinition | None = None,
 ) -> UnresolvedAssetJobDefinition:
     """A job that runs `checks` (what `dd.schema_checks`, `dd.collection_checks` return)
     and nothing else.
@@ -68,6 +69,7 @@ def checks_job(
         config=_partitioned(checks, name),
         description=description or _description(checks),
         tags=tags,
+        executor_def=executor_def,
     )
 
 

@@ -37,13 +37,13 @@ from ..errors import (
 from ..sources import Source, SourceLike, as_source, reading
 from ..sources._base import StoredTable, for_run
 from ..sources._loading import read_errors
+from .check_plan import CheckEvent, observed, stopping_at_mismatch
 from .collection_evaluate import collection_results
 from .collection_members import CollectionRun, Member
 from .collection_partitions import guard_partitions, member_partitions
 from .collection_rules import filter_rules, propagated_member
 from .collection_trends import member_histories, member_trend_specs
 from .failing_rows import Keeper, KeepFailingRows
-from .schema_checks import CheckEvent, observed, stopping_at_mismatch
 
 
 def collection_checks(

@@ -40,6 +40,8 @@ from .._checks.asset_keys import parse_asset_key
 from .._engine.catalogue import Rule, rules
 from .._engine.schemas import as_dataframely
 from ..errors import DagsterDataframelyError, DuplicateChecksError, UnsupportedSchemaError
+from .check_plan import CheckPlan
+from .check_steps import StepSettings, downstream_of, grouped_checks
 from .checks_job import checks_job
 from .collection_checks import collection_checks
 from .collection_partitions import member_partitions
@@ -49,13 +51,24 @@ from .component_entries import (
     SchemaCheck,
     SchemaRules,
     entries_listed,
+    entry_keys,
+    known_keys,
     quiet_model,
     schema_at,
 )
 from .component_tree import DeclaredAssets, PartitionsField, components_of
 from .failing_rows import KeepFailingRows
 from .failures_asset import failures_spec, member_shape
-from .schema_checks import schema_checks
+from .schema_checks import one_step
+
+#: An entry's checks: a plan, which shares a step, or a step of its own (a collection, a name).
+Built = CheckPlan | dg.AssetChecksDefinition
+#: The executor of `checks_job_executor:` by its name; None, the code location's.
+_EXECUTORS = {
+    None: None,
+    "in_process": dg.in_process_executor,
+    "multiprocess": dg.multiprocess_executor,
+}
 
 __all__ = ["SchemaChecksComponent", "schema_at"]
 
@@ -125,10 +138,19 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
     #: The name of a job that runs this file's checks alone (`dd.checks_job`), for
     #: `dg launch --job <name>`, with `--partition` when the checks are partitioned.
     checks_job: str | None = None
+    #: How the checks job's steps run: `in_process` (one process, for many small tables) or
+    #: `multiprocess` (a process per step); by default the code location's executor.
+    checks_job_executor: Literal["in_process", "multiprocess"] | None = None
+    #: At most this many assets' checks share one step (default 50).
+    checks_per_step: int | None = None
+    #: A step checks this many of its assets at once (default 4).
+    check_concurrency: int | None = None
 
     @classmethod
     def model(cls) -> type[BaseModel]:
-        return entries_listed(quiet_model(super().model), "checks", "collections")
+        derived = quiet_model(super().model)
+        attributes = known_keys(derived, None, elsewhere=entry_keys(derived))
+        return entries_listed(attributes, "checks", "collections")
 
     @classmethod
     def get_spec(cls) -> dg.ComponentTypeSpec:
@@ -151,7 +173,19 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
             for checks in _built_quietly(other, file)
         ]
         _refuse_duplicates(built, others=others)
-        every = [checks for _, checks in built]
+        plans = [item for _, item in built if isinstance(item, CheckPlan)]
+        steps = StepSettings.resolve(
+            checks_per_step=self.checks_per_step, check_concurrency=self.check_concurrency
+        )
+        every = [
+            *(item for _, item in built if not isinstance(item, CheckPlan)),
+            *grouped_checks(
+                plans,
+                steps,
+                downstream=downstream_of(list(declared.specs.values())) if declared else {},
+                by="SchemaChecksComponent",
+            ),
+        ]
         return dg.Definitions(
             assets=self._failures(declared),
             asset_checks=every,
@@ -192,14 +226,14 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
         if self.checks_job is None:
             return []
         try:
-            return [checks_job(*checks, name=self.checks_job)]
+            executor = _EXECUTORS[self.checks_job_executor]
+            return [checks_job(*checks, name=self.checks_job, executor_def=executor)]
         except DagsterDataframelyError as error:
             raise _relabelled(error, f"{file}: checks_job: {error}") from None
 
-    def _built(
-        self, file: Path, declared: "DeclaredAssets | None"
-    ) -> list[tuple[str, dg.AssetChecksDefinition]]:
-        """The checks of every entry, each with the entry it comes from."""
+    def _built(self, file: Path, declared: "DeclaredAssets | None") -> list[tuple[str, "Built"]]:
+        """The checks of every entry (a plan, to share a step, or a step of its own), each
+        with the entry it comes from."""
         return [
             *(
                 (_origin(file, index, entry), self._build(index, entry, file, declared))
@@ -258,18 +292,18 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
 
     def _build(
         self, index: int, entry: SchemaCheck, file: Path, declared: "DeclaredAssets | None"
-    ) -> dg.AssetChecksDefinition:
-        """The checks of entry `index`. With `declared` (what the project's defs folder
-        declares) an undeclared key is refused, and the asset's partitions are the default."""
+    ) -> "Built":
+        """The checks of entry `index`: its plan, or its own step when it names one. With
+        `declared` (what the project's defs folder declares) an undeclared key is refused,
+        and the asset's partitions are the default."""
         spec = declared.specs.get(entry.asset) if declared else None
         try:
             source = entry.source.build() if entry.source else None
             if source is not None and spec is not None:  # its dagster/table_name, read now
                 source = source.for_asset(spec.key, spec.metadata)
-            checks = schema_checks(
+            checks = CheckPlan.of(
                 entry.schema,
                 asset=entry.asset,
-                name=entry.name,
                 tolerate=entry.tolerate,
                 expect_rows=entry.expect_rows,
                 expect_fresh=entry.expect_fresh,
@@ -284,7 +318,7 @@ class SchemaChecksComponent(dg.Component, dg.Resolvable):
                 declared.refuse(entry.asset)
         except DagsterDataframelyError as error:
             raise _located(error, file, index, entry) from None
-        return checks
+        return checks if entry.name is None else one_step(checks, entry.name)
 
 
 def _member_key(member: str, asset: str, declared: "DeclaredAssets") -> dg.AssetKey:
@@ -298,9 +332,7 @@ def _member_key(member: str, asset: str, declared: "DeclaredAssets") -> dg.Asset
     return key
 
 
-def _built_quietly(
-    component: SchemaChecksComponent, file: Path
-) -> list[tuple[str, dg.AssetChecksDefinition]]:
+def _built_quietly(component: SchemaChecksComponent, file: Path) -> list[tuple[str, "Built"]]:
     """The checks of another component, for the duplicate guard; a component that fails to
     build reports that itself, when it loads."""
     try:
@@ -316,15 +348,20 @@ def _origin(file: Path, index: int, entry: SchemaCheck) -> str:
 
 
 def _refuse_duplicates(
-    built: Sequence[tuple[str, dg.AssetChecksDefinition]],
+    built: Sequence[tuple[str, "Built"]],
     *,
-    others: Sequence[tuple[str, dg.AssetChecksDefinition]],
+    others: Sequence[tuple[str, "Built"]],
 ) -> None:
     """Refuse two entries defining one asset check: Dagster would report a bare duplicate
     key, without saying which entries clash."""
     seen: dict[dg.AssetCheckKey, str] = {}
     for origin, checks in [*others, *built]:
-        clashing = [key for key in checks.check_keys if key in seen]
+        keys = (
+            [spec.key for spec in checks.specs]
+            if isinstance(checks, CheckPlan)
+            else list(checks.check_keys)
+        )
+        clashing = [key for key in keys if key in seen]
         if clashing:
             first = seen[clashing[0]]
             names = ", ".join(sorted(key.name for key in clashing)[:5])
@@ -335,7 +372,7 @@ def _refuse_duplicates(
                 "so one of the two would never report. Check the asset once: remove one of "
                 "the entries, or combine the two schemas into one (a schema can extend another)."
             )
-        seen.update(dict.fromkeys(checks.check_keys, origin))
+        seen.update(dict.fromkeys(keys, origin))
 
 
 def _first(*values: Any) -> Any:

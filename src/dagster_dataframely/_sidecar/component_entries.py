@@ -20,6 +20,7 @@ from pydantic import BaseModel, create_model, model_validator
 
 from .._checks.asset_keys import parse_asset_key
 from .._engine.schemas import as_dataframely
+from .._engine.table_checks import refuse_bare_bound
 from ..errors import InvalidSourceError, UnsupportedSchemaError
 from ..sources import Source, SourceKind, source_from_config
 from .component_tree import PartitionsField
@@ -31,6 +32,11 @@ SchemaRules = Literal["collapsed", "per_rule"]
 def schema_at(reference: str) -> type[dy.Schema]:
     """The schema a `package.module:Class` reference names (a Pandera model, translated)."""
     return as_dataframely(_imported("schema", reference))
+
+
+def _bounds(value: Any) -> Any:
+    refuse_bare_bound(value, where="expect_rows", yaml=True)
+    return value
 
 
 def _import_schema(context: dg.ResolutionContext, reference: str) -> type[dy.Schema]:
@@ -93,7 +99,8 @@ class SourceConfig(dg.Resolvable):
     io_manager_key: str | None = None
 
     def build(self, field: str = "source") -> Source:
-        """The source; `field` is where the YAML holds it, for the message of a bad kind."""
+        """The source; `field` is where the YAML holds it (`sources.bills` for a collection
+        member), named in every message of a source it cannot build."""
         kinds = get_args(SourceKind)
         if self.kind not in kinds:
             close = difflib.get_close_matches(self.kind, kinds, n=1)
@@ -103,7 +110,10 @@ class SourceConfig(dg.Resolvable):
                 f"{', '.join(map(repr, kinds))}."
             )
         fields = {name: value for name, value in vars(self).items() if name != "kind"}
-        return source_from_config(self.kind, fields)
+        try:
+            return source_from_config(self.kind, fields)
+        except InvalidSourceError as error:
+            raise InvalidSourceError(f"{field}: {error}") from None
 
 
 @dataclass
@@ -132,8 +142,15 @@ class SchemaCheck(dg.Resolvable):
     warn: str | Sequence[str] = ()
     #: `{rule or column: {warn_above: 10, error_above: "1%"}}`, as `tolerate=` takes it.
     tolerate: dict[str, dict[str, int | float | str]] | None = None
-    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it.
-    expect_rows: dict[str, int | str] | None = None
+    #: `{min: 1, max: 1000000, severity: warn}`, as `expect_rows=` takes it. The YAML schema
+    #: lets a bare number through, refused at its line with the forms that say which bound.
+    expect_rows: Annotated[
+        Mapping[str, int | str] | None,
+        dg.Resolver(
+            lambda context, value: _bounds(context.resolve_value(value)),
+            model_field_type=dict[str, int | str] | int | None,
+        ),
+    ] = None
     #: `{column: ordered_at, within: 6h, severity: warn, time_zone: Europe/Berlin}`.
     expect_fresh: dict[str, str | int | float] | None = None
     #: `{window: 20, k: 3, min_history: 5, severity: warn}`, as `trends=` takes it.
@@ -202,23 +219,26 @@ def quiet_model(derive: Any) -> type[BaseModel]:
         return derive()
 
 
-def known_keys(model: type[BaseModel], field: str) -> type[BaseModel]:
-    """`model` (of an entry of the component's `field`), refusing an unknown key with the
-    closest known one, where pydantic alone says only "Extra inputs are not permitted"."""
+def known_keys(
+    model: type[BaseModel], field: str | None, *, elsewhere: Mapping[str, str] | None = None
+) -> type[BaseModel]:
+    """`model` (of an entry of the component's `field`, or of its attributes when None),
+    refusing an unknown key with the closest known one, or the closest key another level
+    takes (`elsewhere`: key -> where it goes), where pydantic alone says only "Extra inputs
+    are not permitted"."""
     keys = list(model.model_fields)
+    where, holder = (
+        (f"an entry of {field}:", "an entry") if field else ("attributes:", "attributes")
+    )
 
     def refuse_unknown(value: Any) -> Any:
         unknown = [key for key in value if key not in keys] if isinstance(value, Mapping) else []
         if unknown:
-            hints = "".join(
-                f" Did you mean {close[0]!r} for {key!r}?"
-                for key in unknown
-                if (close := difflib.get_close_matches(str(key), keys, n=1, cutoff=0.6))
-            )
+            hints = "".join(_closest(str(key), keys, elsewhere or {}) for key in unknown)
             shown = ", ".join(map(repr, unknown))
             raise ValueError(
-                f"an entry of {field}: has key(s) {shown} that it does not take.{hints} The keys "
-                f"of an entry are {', '.join(keys)}."
+                f"{where} has key(s) {shown} that it does not take.{hints} The keys of "
+                f"{holder} are {', '.join(keys)}."
             )
         return value
 
@@ -229,6 +249,27 @@ def known_keys(model: type[BaseModel], field: str) -> type[BaseModel]:
             "refuse_unknown": cast(Any, model_validator(mode="before")(refuse_unknown))
         },
     )
+
+
+def _closest(key: str, keys: Sequence[str], elsewhere: Mapping[str, str]) -> str:
+    """The hint for an unknown `key`: the closest of `keys`, else of the keys `elsewhere`
+    takes, with where those go."""
+    if close := difflib.get_close_matches(key, keys, n=1, cutoff=0.6):
+        return f" Did you mean {close[0]!r} for {key!r}?"
+    if close := difflib.get_close_matches(key, list(elsewhere), n=1, cutoff=0.6):
+        return f" Did you mean {close[0]!r} for {key!r}? It is a key of {elsewhere[close[0]]}"
+    return ""
+
+
+def entry_keys(attributes: type[BaseModel]) -> dict[str, str]:
+    """The keys an entry of `checks:` takes that the component's `attributes` do not, each
+    with where it goes, for the hint at a misspelled key beside `checks:`."""
+    taken = SchemaCheck.model().model_fields
+    return {
+        key: "each entry of checks:, not of attributes."
+        for key in taken
+        if key not in attributes.model_fields
+    }
 
 
 def entries_listed(model: type[BaseModel], *fields: str) -> type[BaseModel]:

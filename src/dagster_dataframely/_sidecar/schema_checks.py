@@ -3,40 +3,28 @@
 One `@dg.multi_asset_check` per asset reads the stored table back through the asset's own IO
 manager (see `_loading`), or from the `source=` it is given (see `sources`), and reports one
 check per rule; nothing about the asset changes.
-Specs and results come from `check_specs` and `check_results`, with settings resolved once
-here, so the names Dagster matches always agree.
+The asset's `CheckPlan` holds its specs and everything its results need, resolved once here,
+so the names Dagster matches always agree.
 """
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import hashlib
 import json
-import logging
 import re
-from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from typing import Any
 
 import dagster as dg
 
-from .._checks.asset_keys import AssetKeyLike, parse_asset_key
+from .._checks.asset_keys import AssetKeyLike
 from .._checks.graph_internals import guard
-from .._checks.observations import observing
-from .._checks.results import schema_results
-from .._checks.specs import check_specs
-from .._checks.table_results import partition_end
-from .._checks.trend_history import trend_history
-from .._engine.evaluate import as_lazy
-from .._engine.naming import COLUMN_SCHEMA_CHECK, TRENDS_CHECK, dagster_name
+from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
-from .._engine.schemas import SchemaLike, as_dataframely
-from .._engine.settings import CheckSettings, resolve
-from .._engine.severity import warn_names
-from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
-from .._engine.tolerance import overrides
+from .._engine.schemas import SchemaLike
+from .._engine.table_checks import ExpectFresh, ExpectRows
 from .._engine.trends import Trends
-from ..errors import ColumnSchemaError
-from ..sources import Source, SourceLike, as_source, reading
-from ..sources._base import for_run
-from .failing_rows import Keeper, KeepFailingRows
+from ..sources import SourceLike
+from .check_plan import CheckEvent, CheckPlan
 
 #: Suffix of the step a sidecar runs in: `<asset key parts joined by __>__dy_checks`.
 STEP_SUFFIX = "__dy_checks"
@@ -122,153 +110,42 @@ def schema_checks(
         )
         ```
     """
-    dy_schema = as_dataframely(schema)
-    key = parse_asset_key(asset)
-    reader = as_source(source)
-    warn = warn_names(warn)
-    tolerate = overrides(dy_schema.__name__, tolerate)
-    settings = CheckSettings.resolve(
+    checks = CheckPlan.of(
+        schema,
+        asset=asset,
+        warn=warn,
+        tolerate=tolerate,
+        blocking=blocking,
         check_granularity=check_granularity,
         schema_rules=schema_rules,
         max_failure_samples=max_failure_samples,
+        partitions_def=partitions_def,
+        source=source,
+        read_dtypes=read_dtypes,
+        keep_failing_rows=keep_failing_rows,
+        max_failing_rows=max_failing_rows,
+        expect_rows=expect_rows,
+        expect_fresh=expect_fresh,
+        trends=trends,
+        observe_fractions=observe_fractions,
     )
-    read: ReadDtypes = resolve("read_dtypes", read_dtypes)
-    keeping = KeepFailingRows.resolve(keep_failing_rows, max_failing_rows)
-    observe = resolve("observe_fractions", observe_fractions)
-    table_checks = TableChecks.of(dy_schema, expect_rows=expect_rows, expect_fresh=expect_fresh)
-    trend = Trends.of(trends, where=f"asset {key.to_user_string()}")
-    specs = check_specs(
-        dy_schema,
-        asset=key,
-        warn=warn,
-        tolerate=tolerate,
-        check_granularity=settings.check_granularity,
-        schema_rules=settings.schema_rules,
-        blocking=blocking,
-        partitions_def=partitions_def or _partitions_of(asset),
-        expect_rows=table_checks.rows,
-        expect_fresh=table_checks.fresh,
-        trends=trend,
-    )
+    return one_step(checks, name or step_name(checks.key))
+
+
+def one_step(checks: CheckPlan, name: str) -> dg.AssetChecksDefinition:
+    """The checks of one asset's plan as a step of their own, named `name`."""
 
     @dg.multi_asset_check(
-        name=name or step_name(key),
-        specs=specs,
+        name=name,
+        specs=checks.specs,
         can_subset=True,
-        required_resource_keys=set(reader.required_resource_keys),
-        description=f"Rules of {dy_schema.__name__} on the stored {key.to_user_string()} table.",
+        required_resource_keys=set(checks.source.required_resource_keys),
+        description=checks.description,
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[CheckEvent]:
-        selected = {k for k in context.selected_asset_check_keys if k.asset_key == key}
-        names = {k.name for k in selected}
-        reported: list[dg.AssetCheckResult] = []
-        source = for_run(reader, context, key)  # a database source names its table
-        with reading(key, source), source.open_table(context, key) as table:
-            outcome = schema_results(
-                dy_schema,
-                as_lazy(table.frame, asset=key.to_user_string()),
-                key,
-                settings,
-                warn=warn,
-                tolerate=tolerate,
-                checks=names,
-                read_dtypes=read,
-                pushdown=table.pushdown,
-                keep=None
-                if keeping is None
-                else Keeper(keeping, context, key, source, database=table.database),
-                table=table_checks,
-                reference=partition_end(context),
-                trend=trend_history(context, key, trend) if TRENDS_CHECK in names else None,
-            )
-            # The column-schema check always runs (it reads only the frame's schema), but
-            # Dagster accepts results only for the checks the run selected.
-            ours = (result for result in outcome if result.check_name in names)
-            found = stopping_at_mismatch(ours, selected, context.log)
-            for event in observed(found, context) if observe else found:
-                if isinstance(event, dg.AssetCheckResult):
-                    reported.append(event)
-                yield event
-        _warn_if_empty(context, key, source, reported)
+        yield from checks.run(context, context.selected_asset_check_keys)
 
     return guard(_checks, by="dd.schema_checks(asset={key})")
-
-
-#: What a check step yields: its results, and the observation of their fractions (opt in).
-CheckEvent = dg.AssetCheckResult | dg.AssetObservation
-
-
-def observed(
-    results: Iterable[dg.AssetCheckResult], context: dg.AssetCheckExecutionContext
-) -> Iterator[CheckEvent]:
-    """`results`, then the observation of their failing fractions, of the run's partition."""
-    partition = context.partition_key if context.has_partition_key else None
-    return observing(results, partition=partition)
-
-
-def _partitions_of(asset: AssetKeyLike) -> dg.PartitionsDefinition | None:
-    """The partitions of the asset when `asset` is its definition (the checks take them, as
-    `dd.with_schemas` gives each asset's to its checks)."""
-    if isinstance(asset, (dg.AssetSpec, dg.AssetsDefinition)):
-        return asset.partitions_def
-    return None
-
-
-def stopping_at_mismatch(
-    results: Iterable[dg.AssetCheckResult],
-    selected: Collection[dg.AssetCheckKey],
-    log: logging.Logger | dg.DagsterLogManager,
-    *,
-    consequence: str = "no rule is reported on this table",
-) -> Iterator[dg.AssetCheckResult]:
-    """`results`; when they stop at a column mismatch (`ColumnSchemaError`), one warning that
-    names the checks of `selected` not reported, and the error again.
-
-    One problem, one failure: the failing, blocking `dy_schema__columns` is what stops the run,
-    and the checks it left unevaluated get no result, as in a gated asset's run (Dagster shows
-    them as not executed), rather than one more failure each.
-    """
-    reported: set[tuple[dg.AssetKey | None, str | None]] = set()
-    try:
-        for result in results:
-            reported.add((result.asset_key, result.check_name))
-            yield result
-    except ColumnSchemaError as error:
-        skipped = sorted(
-            key.to_user_string() for key in selected if (key.asset_key, key.name) not in reported
-        )
-        if skipped:
-            columns = ", ".join(list(error.mismatches)[:10])
-            shown = ", ".join(skipped[:20]) + (" and more" if len(skipped) > 20 else "")
-            log.warning(
-                f"{len(skipped)} check(s) not evaluated: {COLUMN_SCHEMA_CHECK} failed "
-                f"({len(error.mismatches)} column(s) missing, of another dtype or with values not "
-                f"cast: {columns}), so {consequence}. Not evaluated: {shown}."
-            )
-        raise
-
-
-def _warn_if_empty(
-    context: dg.AssetCheckExecutionContext,
-    asset_key: dg.AssetKey,
-    reader: Source,
-    reported: Sequence[dg.AssetCheckResult],
-) -> None:
-    """A table that loaded no rows passes every rule: say so, so that a wrong partition
-    expression or an empty load is visible."""
-    rows = [r.metadata["dy_row_count"] for r in reported if "dy_row_count" in r.metadata]
-    if rows and all(getattr(row, "value", row) == 0 for row in rows):
-        context.log.warning(
-            f"Asset {asset_key.to_user_string()} loaded 0 rows from {reader.describe()}"
-            f"{_partition_note(context)}: every rule passes on an empty table. Check that the "
-            "asset was materialized and, for a partition, the source's partition_expr."
-        )
-
-
-def _partition_note(context: dg.AssetCheckExecutionContext) -> str:
-    if context.has_partition_key or context.has_partition_key_range:
-        return f" for partition(s) {', '.join(context.partition_keys)}"
-    return ""
 
 
 def step_name(asset_key: dg.AssetKey) -> str:

@@ -21,14 +21,16 @@ from .._engine.catalogue import Rule, rules
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike, as_dataframely
 from .._engine.table_checks import ExpectFresh, ExpectRows
+from .._engine.tolerance import shared
 from .._engine.trends import Trends
 from ..errors import UnknownAssetError, UnloadableAssetError
 from ..sources import SourceLike, as_source
+from .check_plan import CheckPlan
+from .check_steps import StepSettings, downstream_of, grouped_checks
 from .checks_job import checks_job as dd_checks_job
 from .collection_checks import declared_collection_checks
 from .failing_rows import KeepFailingRows
 from .failures_asset import failures_spec, member_shape
-from .schema_checks import schema_checks
 
 _LISTED_KEYS = 50
 
@@ -47,6 +49,9 @@ def with_schemas(
     source: SourceLike | Mapping[str | dg.AssetKey, SourceLike] | None = None,
     read_dtypes: ReadDtypes | None = None,
     checks_job: str | None = None,
+    checks_job_executor: dg.ExecutorDefinition | None = None,
+    checks_per_step: int | None = None,
+    check_concurrency: int | None = None,
     keep_failing_rows: bool | str | None = None,
     max_failing_rows: int | None = None,
     expect_rows: ExpectRows | Mapping[str, Any] | None = None,
@@ -81,8 +86,15 @@ def with_schemas(
     `dd.collection_checks` does), and declares them as an asset downstream of it
     (`<name>__dy_failures`, with its Columns tab); at most `max_failing_rows` per run.
 
+    The checks of many assets run in a few steps, each a `@dg.multi_asset_check` over up to
+    `checks_per_step` assets (default 50) that read through the same resources, with the
+    same partitions and, for blocking checks, the same downstream assets; a step checks
+    `check_concurrency` of its assets at once (default 4). A table that cannot be read fails
+    its own checks, never another's, and then its step.
+
     `checks_job="name"` adds a job that runs every check of this call and nothing else
-    (`dd.checks_job`), for `dg launch --job name` (with `--partition` for partitioned assets).
+    (`dd.checks_job`), for `dg launch --job name` (with `--partition` for partitioned assets),
+    on `checks_job_executor` when given (`dg.in_process_executor` for many small tables).
 
     Example:
         ```python
@@ -135,8 +147,9 @@ def with_schemas(
         schema = by_key.get(spec.key)
         return spec if schema is None else spec.merge_attributes(metadata=schema_metadata(schema))
 
-    checks = [
-        schema_checks(
+    checked = shared(CheckPlan.of, tolerate, by="dd.with_schemas")
+    plans = [
+        checked(
             schema,
             asset=key,
             warn=warn,
@@ -158,6 +171,12 @@ def with_schemas(
         for key, schema in by_key.items()
         if key not in by_collection
     ]
+    checks = grouped_checks(
+        plans,
+        StepSettings.resolve(checks_per_step=checks_per_step, check_concurrency=check_concurrency),
+        downstream=downstream_of(list(specs.values())),
+        by="dd.with_schemas",
+    )
     kept = (
         []
         if KeepFailingRows.resolve(keep_failing_rows, max_failing_rows) is None
@@ -176,7 +195,11 @@ def with_schemas(
         warnings.simplefilter("ignore", dg.PreviewWarning)
         mapped = defs.map_asset_specs(func=attach)
     every = [*checks, *collection_checks]
-    jobs = [] if checks_job is None else [dd_checks_job(*every, name=checks_job)]
+    jobs = (
+        []
+        if checks_job is None
+        else [dd_checks_job(*every, name=checks_job, executor_def=checks_job_executor)]
+    )
     return dg.Definitions.merge(mapped, dg.Definitions(assets=kept, asset_checks=every, jobs=jobs))
 
 

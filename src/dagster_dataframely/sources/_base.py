@@ -55,6 +55,16 @@ class Source(ABC):
         `InvalidSourceError` here, when the Definitions load."""
         return self
 
+    def for_checks(self, *, writes: bool) -> Source:
+        """This source as the checks open it: `writes` when they keep failing rows beside the
+        table. A DuckDB source opens its file read-only where nothing is written."""
+        return self
+
+    def concurrent(self, context: dg.AssetCheckExecutionContext) -> bool:
+        """Whether the checks of several assets may read through this source at once, from
+        threads of one step: true where each read opens a connection of its own."""
+        return True
+
     @abstractmethod
     def describe(self) -> str:
         """What the source reads, for messages: `DuckDB table 'main.orders' via 'duckdb'`."""

@@ -22,7 +22,7 @@ from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
 from ._base import Source, StoredTable, for_run
-from ._duckdb_cursors import DIALECT, own_cursor, relation
+from ._duckdb_cursors import DIALECT, own_cursor, read_only, relation
 from ._partitions import require_expr, run_partition
 
 if TYPE_CHECKING:
@@ -43,12 +43,18 @@ class DuckDBTableSource(Source):
     that selects the run's partition. With `pushdown` (the default) the rules, and the casts
     of `read_dtypes="cast"`, run in DuckDB as SQL, and only those without an exact SQL form
     read rows out; `pushdown=False` streams the table into polars for every rule.
+
+    `read_only` (default: unless the checks keep failing rows in the file) opens the
+    resource's database file read-only, so the checks neither wait on nor hold its write
+    lock: steps checking the same file at once, and other readers, go on. Where this process
+    already holds the file open read-write, the resource's own connection is used.
     """
 
     resource_key: str = "duckdb"
     table: str | None = None
     partition_expr: str | None = None
     pushdown: bool = True
+    read_only: bool | None = None
     #: `table` and `partition_expr` as parsed (see `_names`), so a bad one fails here.
     reference: Reference = field(init=False, repr=False, compare=False)
 
@@ -69,6 +75,9 @@ class DuckDBTableSource(Source):
             return self
         return replace(self, table=asset_table(asset_key, metadata, DIALECT))
 
+    def for_checks(self, *, writes: bool) -> DuckDBTableSource:
+        return self if self.read_only is not None else replace(self, read_only=not writes)
+
     def describe(self) -> str:
         table = f"'{self.table}'" if self.table else "of the asset"
         return f"DuckDB table {table} via resource '{self.resource_key}'"
@@ -80,8 +89,9 @@ class DuckDBTableSource(Source):
         folder, a file another process holds) is a `SourceConnectionError`."""
         from ._failures import connecting
 
+        resource = getattr(context.resources, self.resource_key)
         return connecting(
-            getattr(context.resources, self.resource_key).get_connection(),
+            read_only(resource) if self.read_only else resource.get_connection(),
             asset=asset_key.to_user_string(),
             source=self.describe(),
             resource_key=self.resource_key,

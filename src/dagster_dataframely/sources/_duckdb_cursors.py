@@ -5,6 +5,9 @@ alike. The resource's own connection is never changed.
 
 from __future__ import annotations
 
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from functools import cache
 from typing import TYPE_CHECKING, Any
 
@@ -16,6 +19,8 @@ if TYPE_CHECKING:  # sqlglot is imported only when the source opens
     from sqlglot import exp
 
 DIALECT = "duckdb"
+#: How often a read-only open waits for another process's write lock.
+_LOCK_TRIES = 10
 #: Settings of the source's own cursors, beside the dialect's pinned session settings: strings
 #: handed over as Arrow string views, polars' own layout.
 _CURSOR_SETTINGS = {"produce_arrow_string_view": "true", "arrow_output_version": "1.4"}
@@ -44,6 +49,52 @@ def _dtypes(connection: Any, sql: str) -> dict[str, pl.DataType]:
     finally:
         cursor.close()
     return dict(pl.DataFrame(pl.from_arrow(arrow)).schema)
+
+
+@contextmanager
+def read_only(resource: Any) -> Iterator[Any]:
+    """A read-only connection to the database file of `resource` (a `DuckDBResource`: its
+    `database` and `connection_config`), open inside the context; the resource's own
+    connection where it names no file, or where this process holds the file open
+    read-write already (DuckDB opens one file with one configuration per process)."""
+    import duckdb
+
+    database = getattr(resource, "database", None)
+    if (
+        not isinstance(database, str)
+        or database in ("", ":memory:")
+        or database.startswith(":memory:")
+    ):
+        with resource.get_connection() as connection:
+            yield connection
+        return
+    config = dict(getattr(resource, "connection_config", None) or {})
+    config.pop("access_mode", None)
+    try:
+        connection = _connect(duckdb, database, config)
+    except duckdb.ConnectionException:  # open read-write in this process
+        with resource.get_connection() as connection:
+            yield connection
+        return
+    try:
+        yield connection
+    finally:
+        connection.close()
+
+
+def _connect(duckdb: Any, database: str, config: dict[str, Any]) -> Any:
+    """`database` opened read-only, waiting for a writer in another process to let go of
+    its lock as `DuckDBResource` waits (10 tries, doubling from 0.1 s)."""
+    delay = 0.1
+    for _ in range(_LOCK_TRIES - 1):
+        try:
+            return duckdb.connect(database, read_only=True, config=config)
+        except duckdb.IOException as error:
+            if "lock" not in str(error).lower():
+                raise
+            time.sleep(delay)
+            delay *= 2
+    return duckdb.connect(database, read_only=True, config=config)
 
 
 def own_cursor(connection: Any) -> Any:

@@ -37,8 +37,9 @@ _READ_FIXES = {
 _READ_FIX = "Check that {table} exists and that {role} may read it."
 #: A SQLSTATE written in an error's message (Spark's and Databricks' errors end with it).
 _WRITTEN_SQLSTATE = re.compile(r"SQLSTATE: ([0-9A-Z]{5})\b")
-#: SQLSTATE classes of a lost or refused connection.
-_CONNECTION_CLASSES = ("08",)
+#: SQLSTATE prefixes of a lost or refused connection: class 08, and the 57P codes of a server
+#: that ended the session (shut down, crashed, or an administrator terminated it).
+_CONNECTION_STATES = ("08", "57P")
 #: Drivers' errors of a connection lost mid-query that carry no SQLSTATE (module, class).
 _LOST = {("databricks.sql.exc", "RequestError"), ("urllib3.exceptions", "MaxRetryError")}
 #: DuckDB's errors of a table that cannot be read (the others, in a rule query, are the rule's).
@@ -50,6 +51,13 @@ CONNECTION_FIX = (
     "Check that the server is running and accepts connections at the address resource "
     "'{resource_key}' gives, and the resource's credentials."
 )
+
+
+def closed(connection: Any) -> bool:
+    """Whether the driver says `connection` is closed (psycopg's `closed`, psycopg2's non-zero
+    one): a query failed because the session is gone, whatever the error says."""
+    state = getattr(connection, "closed", False)
+    return state is True or (type(state) is int and state != 0)
 
 
 def role_of(connection: Any) -> str | None:
@@ -104,19 +112,21 @@ def query_error(
     role: str | None,
     dialect: str,
     fixes: Mapping[str, str] | None = None,
-) -> SourceReadError | RuleEvaluationError:
-    """The error of a query that failed: a rule query (`rules`) whose table was read fails
-    evaluating the rule; any query the database refuses for its table fails reading it.
-    `fixes` (SQLSTATE -> fix) are the source's own, over the ones here."""
+    closed: bool = False,
+) -> SourceConnectionError | SourceReadError | RuleEvaluationError:
+    """The error of a query that failed: on a connection the server ended (or `closed`, as
+    the driver says after the failure) it is lost; a rule query (`rules`) whose table was
+    read fails evaluating the rule; any query the database refuses for its table fails
+    reading it. `fixes` (SQLSTATE -> fix) are the source's own, over the ones here."""
     known = {**_READ_FIXES, **(fixes or {})}
     state = _sqlstate(error)
     detail = f"{type(error).__name__}: {_text(error)} (query: {logged(sql)})"
     as_role = f" as role {role}" if role else ""
-    if state[:2] in _CONNECTION_CLASSES or _lost(error):
+    if closed or state.startswith(_CONNECTION_STATES) or _lost(error):
         return SourceConnectionError(
             f"Lost the connection to the database of asset {asset} (table {table}) through "
-            f"{source}{as_role}: {detail}. Nothing was checked. Check that the server is "
-            "running and reachable, then run the check again."
+            f"{source}{as_role}: {detail}. No rule's result was reported. Check that the "
+            "server is running and reachable, then run the check again."
         )
     if rules and not _read_failure(error, state, known):
         return RuleEvaluationError(

@@ -45,15 +45,26 @@ def parse_table(name: str, dialect: str, *, where: str) -> exp.Table:
 
     try:
         table = sqlglot.parse_one(name, into=exp.Table, dialect=dialect)
-    except sqlglot.errors.ParseError:
+    except sqlglot.errors.SqlglotError:  # a ParseError, or a TokenError (`orders'v2`)
         table = None
     if table is None or not _three_names(table):
         raise InvalidSourceError(
             f"{where}={name!r} is not a {dialect_name(dialect)} table name: write 'table', "
             "'schema.table' or 'database.schema.table', with double quotes around a part that "
-            "holds a dot, a space or capitals to keep ('schema.\"orders.v2\"')."
+            "holds a dot, a space, a quote or capitals to keep ('schema.\"orders.v2\"')"
+            f"{_quoting(name)}."
         )
     return _quoted(normalize_identifiers(table, dialect=dialect))
+
+
+def _quoting(name: str) -> str:
+    """The spelling of `name` with each of its dotted parts quoted, for the error's fix, where
+    that is a name of up to three parts."""
+    parts = name.split(".")
+    if len(parts) > len(_PARTS) or not all(part.strip() for part in parts):
+        return ""
+    quoted = ".".join('"' + part.replace('"', '""') + '"' for part in parts)
+    return f"; for the parts {', '.join(map(repr, parts))}: {quoted}"
 
 
 def key_table(asset_key: dg.AssetKey, dialect: str) -> exp.Table:
@@ -94,7 +105,7 @@ def parse_expression(expression: str, dialect: str, *, where: str) -> exp.Expr:
 
     try:
         statements = sqlglot.parse(expression, read=dialect)
-    except sqlglot.errors.ParseError as error:
+    except sqlglot.errors.SqlglotError as error:  # a ParseError, or a TokenError (`'2024`)
         detail = str(error).splitlines()[0]
         raise InvalidSourceError(
             f"{where}: partition_expr={expression!r} is not a {dialect_name(dialect)} SQL "

@@ -17,6 +17,7 @@ from ..errors import InvalidSourceError
 from ._sql import SQLTableSource
 
 if TYPE_CHECKING:
+    import dagster as dg
     from sqlglot import exp
 
     from ._sql import _Database
@@ -99,6 +100,11 @@ class SparkTableSource(SQLTableSource):
                 view = stack.enter_context(database.connection.temporary_view(sql))
             database.log(f"Read {self.format} path '{self.path}' as temporary view {view}.")
             yield exp.to_table(view)
+
+    def concurrent(self, context: dg.AssetCheckExecutionContext) -> bool:
+        """One session serves the checks one at a time: each pins the session's settings
+        through `spark.conf` and puts them back when it ends."""
+        return False
 
     def connection(self, resource: Any) -> AbstractContextManager[Any]:
         from ._spark_session import spark_connection

@@ -23,7 +23,7 @@ from polars.io.plugins import register_io_source
 from ..errors import InvalidSourceError
 from ._base import SOURCE_ERRORS, Source, StoredTable, for_run, logged
 from ._cursor_frames import arrow_frames, whole_frame
-from ._failures import CONNECTION_FIX, connecting, query_error, role_of
+from ._failures import CONNECTION_FIX, closed, connecting, query_error, role_of
 from ._partitions import require_expr, run_partition
 from ._reads import Reads
 
@@ -89,6 +89,12 @@ class SQLTableSource(Source):
     def describe(self) -> str:
         table = f"'{self.table}'" if self.table else "of the asset"
         return f"{self.dialect} table {table} via resource '{self.resource_key}'"
+
+    def concurrent(self, context: dg.AssetCheckExecutionContext) -> bool:
+        """A resource that opens a connection per read serves reads at once; one that is a
+        connection (has `cursor()`) serves one read at a time."""
+        resource = getattr(context.resources, self.resource_key)
+        return hasattr(resource, "get_connection") or not hasattr(resource, "cursor")
 
     def connection(self, resource: Any) -> AbstractContextManager[Any]:
         """The DB-API connection the run's resource gives, open inside the context."""
@@ -226,7 +232,8 @@ class _Database:
     def cursor(self, sql: str, *, streaming: bool = False, rules: bool = False) -> Iterator[Any]:
         """A cursor that ran `sql`; `rules` when it evaluates pushed-down rules (a failure
         then is the rule's unless the database refused the table)."""
-        cursor = self.streaming_cursor() if streaming else self.connection.cursor()
+        with self.named(sql):  # a connection the server closed refuses even a cursor
+            cursor = self.streaming_cursor() if streaming else self.connection.cursor()
         try:
             dialect = self.dialect
             if dialect is not None and dialect.cursors_are_sessions:
@@ -306,6 +313,7 @@ class _Database:
             role=role_of(self.connection),
             dialect=dialect_name(self.source.dialect),
             fixes=self.source.read_fixes,
+            closed=closed(self.connection),
         )
 
     def run(self, sql: str) -> pl.DataFrame:

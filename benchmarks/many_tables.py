@@ -1,0 +1,361 @@
+"""Benchmark: the checks of many tables in one DuckDB file, against `dbt test` on the same file.
+
+    .venv/bin/python benchmarks/many_tables.py [--tables 100] [--rows 100_000] [--repeat 2]
+        [--contenders dbt multiprocess in_process one_per_step execute_in_process]
+
+N tables `shop.t0000`... of R rows each, every one with the same five checks, as a team adds
+them to all its tables: a primary key (unique, and not null), a second not-null, an `is_in`
+and a minimum. About 1% of a table's rows fail a rule where that table fails it; each rule
+fails in some tables and passes in the others (table i fails `unique` where i % 2 == 0, see
+`FAILS`), so the verdicts differ from table to table. The contenders, on the same file:
+
+- `dbt`: `dbt test --threads 4` (dbt-duckdb, in `.bench-venv`, built as `compare/run.py`
+  builds it), a project of dbt sources with `unique`, `not_null` x2, `accepted_values` and a
+  generic test of its own, `min_value`; its `target/` removed before each run (a cold parse);
+- `multiprocess`: the checks job of `dd.with_schemas(..., checks_job="checks")` through
+  `dagster job execute` with a fresh DAGSTER_HOME, the default multiprocess executor;
+- `in_process`: the same with `checks_job_executor=dg.in_process_executor`;
+- `one_per_step`: the same as `multiprocess` with `checks_per_step=1`, one step per asset;
+- `execute_in_process`: `job.execute_in_process()` in a fresh interpreter.
+
+Dataframely states `is_in` on a string as a column check, `dy.String(check=lambda s:
+s.is_in([...]))`, which the package translates to SQL (`dy_engine: duckdb`), as it does the
+other four rules. Its checks job also runs each asset's `dy_schema__columns` check, which
+dbt has no counterpart of.
+
+Each contender runs in a fresh process tree, round-robin: wall seconds, and CPU seconds and
+peak RSS of every process of the tree (`getrusage(RUSAGE_CHILDREN)` of a measuring process
+around it; its peak is that of the tree's largest single process, not their sum), medians.
+Each run's failing checks are compared with the ones the data were built to fail.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import resource
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from _measure import MB, child_figures, dispatch, interleaved, load_average
+
+HERE = Path(__file__).resolve().parent
+DBT = HERE.parent / ".bench-venv" / "bin" / "dbt"
+CONTENDERS = ("dbt", "multiprocess", "in_process", "one_per_step", "execute_in_process")
+STATUSES = ("placed", "shipped", "returned")
+#: Each rule, and the tables that fail it: table i where i % FAILS[rule] == 0. The id's nulls
+#: are only in tables whose key repeats too: dbt's `unique` skips nulls, Dataframely's
+#: primary key counts them, and both then fail it.
+FAILS = {"unique": 2, "id_not_null": 4, "customer_not_null": 3, "status_in": 5, "amount_min": 7}
+#: Each rule by its Dagster check's name.
+CHECKS = {
+    "dy_rule__primary_key": "unique",
+    "dy_rule__id__nullability": "id_not_null",
+    "dy_rule__customer__nullability": "customer_not_null",
+    "dy_rule__status__check": "status_in",
+    "dy_rule__amount__min": "amount_min",
+}
+
+LOCATION = '''\
+"""{n} tables, each with the same five checks: the benchmark's code location."""
+import dagster as dg
+import dataframely as dy
+from dagster_duckdb import DuckDBResource
+
+import dagster_dataframely as dd
+
+
+class Orders(dy.Schema):
+    id = dy.Int64(primary_key=True)
+    customer = dy.String()
+    status = dy.String(nullable=True, check=lambda s: s.is_in({statuses!r}))
+    amount = dy.Int64(nullable=True, min=0)
+
+
+tables = [
+    dg.AssetSpec(f"t{{i:04d}}", metadata={{"dagster/table_name": f"shop.t{{i:04d}}"}})
+    for i in range({n})
+]
+defs = dd.with_schemas(
+    dg.Definitions(assets=tables, resources={{"duckdb": DuckDBResource(database={database!r})}}),
+    {{spec.key: Orders for spec in tables}},
+    source=dd.sources.DuckDBTableSource(),
+    checks_job="checks",
+    checks_per_step={per_step},
+    checks_job_executor={executor},
+)
+'''
+
+#: `execute_in_process` in a fresh interpreter: the failing checks, as one JSON line.
+IN_PROCESS = """\
+import json, sys
+sys.path.insert(0, sys.argv[1])
+from location_multiprocess import defs
+result = defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
+print(json.dumps([[e.asset_key.to_user_string(), e.check_name, e.passed]
+                  for e in result.get_asset_check_evaluations()]))
+"""
+
+MIN_VALUE = """\
+{% test min_value(model, column_name, min) %}
+select {{ column_name }} from {{ model }} where {{ column_name }} < {{ min }}
+{% endtest %}
+"""
+
+
+def table(i: int) -> str:
+    return f"t{i:04d}"
+
+
+def expected(tables: int) -> set[tuple[str, str]]:
+    """The (table, rule) pairs the data were built to fail."""
+    return {(table(i), rule) for i in range(tables) for rule, k in FAILS.items() if i % k == 0}
+
+
+def build(folder: Path, tables: int, rows: int) -> None:
+    """The DuckDB file, one code location per Dagster contender, and the dbt project."""
+    import duckdb
+
+    database = folder / "warehouse.duckdb"
+
+    def fails(rule: str, i: int) -> str:
+        return "true" if i % FAILS[rule] == 0 else "false"
+
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("create schema shop")
+        for i in range(tables):
+            # Rows 1, 2, 3, 4 and 5 of each hundred fail a rule each where table i fails it.
+            connection.execute(f"""
+                create table shop.{table(i)} as select
+                    case when {fails("id_not_null", i)} and range % 100 = 5 then null
+                         when {fails("unique", i)} and range % 100 = 1 then range - 1
+                         else range end as id,
+                    case when {fails("customer_not_null", i)} and range % 100 = 2 then null
+                         else 'c' || (range % 1000) end as customer,
+                    case when {fails("status_in", i)} and range % 100 = 3 then 'lost'
+                         else {list(STATUSES)}[range % 3 + 1] end as status,
+                    case when {fails("amount_min", i)} and range % 100 = 4 then -1
+                         else range % 500 end as amount
+                from range({rows})
+            """)
+    for name, per_step, executor in (
+        ("multiprocess", 50, None),
+        ("in_process", 50, "dg.in_process_executor"),
+        ("one_per_step", 1, None),
+    ):
+        (folder / f"location_{name}.py").write_text(
+            LOCATION.format(
+                n=tables,
+                statuses=list(STATUSES),
+                database=str(database),
+                per_step=per_step,
+                executor=executor,
+            )
+        )
+    project = folder / "dbt"
+    (project / "models").mkdir(parents=True)
+    (project / "macros").mkdir()
+    (project / "macros" / "min_value.sql").write_text(MIN_VALUE)
+    (project / "dbt_project.yml").write_text(
+        'name: many_tables\nversion: "1.0"\nconfig-version: 2\nprofile: many_tables\n'
+        "flags:\n  send_anonymous_usage_stats: false\n"
+    )
+    (project / "profiles.yml").write_text(
+        "many_tables:\n  target: bench\n  outputs:\n    bench:\n      type: duckdb\n"
+        f"      path: {json.dumps(str(database))}\n      threads: 4\n"
+    )
+    # YAML is a superset of JSON: the sources file written as JSON.
+    sources = {
+        "version": 2,
+        "sources": [
+            {"name": "shop", "schema": "shop", "tables": [dbt_table(i) for i in range(tables)]}
+        ],
+    }
+    (project / "models" / "sources.yml").write_text(json.dumps(sources, indent=1))
+    (folder / "expected.json").write_text(json.dumps(sorted(expected(tables))))
+
+
+def dbt_table(i: int) -> dict[str, Any]:
+    """Table i as a dbt source with the five tests, each named `<table>__<rule>`."""
+
+    def test(kind: str, rule: str, **arguments: Any) -> dict[str, Any]:
+        body: dict[str, Any] = {"name": f"{table(i)}__{rule}"}
+        if arguments:
+            body["arguments"] = arguments
+        return {kind: body}
+
+    return {
+        "name": table(i),
+        "columns": [
+            {
+                "name": "id",
+                "data_tests": [test("unique", "unique"), test("not_null", "id_not_null")],
+            },
+            {"name": "customer", "data_tests": [test("not_null", "customer_not_null")]},
+            {
+                "name": "status",
+                "data_tests": [test("accepted_values", "status_in", values=list(STATUSES))],
+            },
+            {"name": "amount", "data_tests": [test("min_value", "amount_min", min=0)]},
+        ],
+    }
+
+
+def command(contender: str, folder: Path, home: Path) -> tuple[list[str], dict[str, str]]:
+    """The command line of `contender` and its environment."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    if contender == "dbt":
+        project = folder / "dbt"
+        env.update(DBT_SEND_ANONYMOUS_USAGE_STATS="false", DO_NOT_TRACK="1")
+        return [str(DBT), "test", "--project-dir", str(project), "--profiles-dir", str(project),
+                "--threads", "4"], env  # fmt: skip
+    if contender == "execute_in_process":
+        return [sys.executable, "-c", IN_PROCESS, str(folder)], env
+    env.update(DAGSTER_HOME=str(home), NO_COLOR="1")
+    dagster = Path(sys.executable).parent / "dagster"
+    return [str(dagster), "job", "execute", "-f", f"location_{contender}.py", "-j", "checks"], env
+
+
+def measure(contender: str, folder_name: str) -> dict[str, Any]:
+    """One run of `contender` in a process tree of its own: its figures and failing checks."""
+    folder = Path(folder_name)
+    shutil.rmtree(folder / "dbt" / "target", ignore_errors=True)
+    with tempfile.TemporaryDirectory(prefix="home-", dir=folder) as home_name:
+        home = Path(home_name)
+        (home / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
+        argv, env = command(contender, folder, home)
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        run = subprocess.run(argv, cwd=folder, env=env, capture_output=True, text=True)
+        seconds = time.perf_counter() - start
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        if run.returncode not in (0, 1):
+            sys.exit(
+                f"{contender} exited {run.returncode}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
+            )
+        failing, checked = verdicts(contender, folder, home, run.stdout)
+    wanted = {tuple(pair) for pair in json.loads((folder / "expected.json").read_text())}
+    return {
+        "seconds": seconds,
+        "cpu_seconds": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
+        "peak_mb": after.ru_maxrss * 1024 / MB,
+        "checked": checked,
+        "failing": len(failing),
+        "agrees": float(failing == wanted),
+        "exit": run.returncode,
+    }
+
+
+def verdicts(
+    contender: str, folder: Path, home: Path, stdout: str
+) -> tuple[set[tuple[str, str]], int]:
+    """The (table, rule) pairs that failed in the run, and how many of the five checks per
+    table it evaluated."""
+    if contender == "dbt":
+        results = json.loads((folder / "dbt" / "target" / "run_results.json").read_text())
+        found = [
+            (tuple(r["unique_id"].split(".")[2].split("__")), r["status"] == "pass")
+            for r in results["results"]
+        ]
+    elif contender == "execute_in_process":
+        found = [
+            ((asset, CHECKS[name]), passed)
+            for asset, name, passed in json.loads(stdout.strip().splitlines()[-1])
+            if name in CHECKS
+        ]
+    else:
+        found = dagster_verdicts(home)
+    return {pair for pair, passed in found if not passed}, len(found)
+
+
+def dagster_verdicts(home: Path) -> list[tuple[tuple[str, str], bool]]:
+    """The rule checks' verdicts of the one run in the Dagster instance at `home`."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (record,) = instance.get_runs()
+        logs = instance.all_logs(record.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+        evaluations = [entry.dagster_event.event_specific_data for entry in logs]  # type: ignore[union-attr]
+    return [
+        ((e.asset_key.to_user_string(), CHECKS[e.check_name]), e.passed)
+        for e in evaluations
+        if e.check_name in CHECKS
+    ]
+
+
+def main(args: argparse.Namespace) -> None:
+    if "dbt" in args.contenders and not DBT.exists():
+        sys.path.insert(0, str(HERE))
+        from compare.run import bench_python
+
+        bench_python()
+    with tempfile.TemporaryDirectory(prefix="dd-bench-many-") as folder_name:
+        folder = Path(folder_name)
+        start = time.perf_counter()
+        build(folder, args.tables, args.rows)
+        print(
+            f"{args.tables} tables x {args.rows:,} rows in one DuckDB file, 5 checks each "
+            f"({time.perf_counter() - start:.1f} s to build); failing checks built in: "
+            f"{len(expected(args.tables))} of {5 * args.tables}"
+        )
+        print(f"load average before: {load_average()} (2 cores, shared)", flush=True)
+        disagreeing: list[str] = []
+
+        def run(contender: str) -> dict[str, Any]:
+            found = child_figures(__file__, contender, str(folder), label=contender)
+            print(
+                f"  {contender}: {found['seconds']:.1f} s, {found['cpu_seconds']:.1f} cpu s, "
+                f"{int(found['failing'])} failing, exit {int(found['exit'])}",
+                flush=True,
+            )
+            if not found["agrees"]:
+                disagreeing.append(contender)
+            return found
+
+        medians = interleaved(args.contenders, args.repeat, run)
+    report(medians, args.tables)
+    if disagreeing:
+        print(f"verdicts differing from the data's: {', '.join(disagreeing)}")
+    else:
+        print("every run's failing checks are exactly the ones built into the data")
+    print(
+        f"load average after: {load_average()}; medians of {args.repeat} interleaved runs; "
+        "cpu and peak are the whole process tree's (peak: its largest single process)",
+        flush=True,
+    )
+
+
+def report(medians: dict[str, dict[str, float]], tables: int) -> None:
+    """The table of figures, each contender's ratios to dbt's, and its cost per table."""
+    header = (
+        f"{'contender':18} | {'wall s':>7} {'cpu s':>7} {'peak MB':>8} | {'wall/dbt':>8} "
+        f"{'cpu/dbt':>8} | {'ms/table':>8} {'cpu ms/t':>8} | {'checks':>6} {'failing':>7}"
+    )
+    print(header)
+    print("-" * len(header))
+    dbt = medians.get("dbt")
+    for contender, m in medians.items():
+        wall = f"{m['seconds'] / dbt['seconds']:7.2f}x" if dbt else ""
+        cpu = f"{m['cpu_seconds'] / dbt['cpu_seconds']:7.2f}x" if dbt else ""
+        print(
+            f"{contender:18} | {m['seconds']:7.1f} {m['cpu_seconds']:7.1f} {m['peak_mb']:8.0f} | "
+            f"{wall:>8} {cpu:>8} | {1000 * m['seconds'] / tables:8.0f} "
+            f"{1000 * m['cpu_seconds'] / tables:8.0f} | {int(m['checked']):6} {int(m['failing']):7}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--tables", type=int, default=100, help="tables in the file (N)")
+    parser.add_argument("--rows", type=int, default=100_000, help="rows per table")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per figure (median)")
+    parser.add_argument(
+        "--contenders", nargs="+", choices=CONTENDERS, default=list(CONTENDERS), metavar="NAME"
+    )
+    dispatch(parser, measure, main, ("CONTENDER", "FOLDER"))

@@ -1,0 +1,446 @@
+"""A hundred tables at the cost of a few steps: `dd.with_schemas` over many external tables,
+run as a team runs its checks job (the `dagster` CLI with a DAGSTER_HOME and the default
+multiprocess executor), against a run with one step per asset; one unreadable table among
+them; a single check run alone; concurrency and progress inside a step."""
+
+# No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import json
+import os
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+from typing import Any
+
+import dagster as dg
+import dataframely as dy
+import duckdb
+import polars as pl
+import pytest
+from dagster_dataframely_demo._webserver import webserver
+from dagster_duckdb import DuckDBResource
+
+import dagster_dataframely as dd
+from dagster_dataframely.errors import SourceReadError, TablesNotCheckedError
+
+N = 100
+#: Tables the warehouse lacks, and one whose reads fail, among the hundred.
+MISSING = "t037"
+BROKEN = "t041"
+
+
+class Item(dy.Schema):
+    """Five checks, as a team adds them to every table: a key, two not-nulls, a minimum."""
+
+    id = dy.Int64(primary_key=True)
+    name = dy.String()
+    qty = dy.Int64(min=0)
+    note = dy.String(nullable=True)
+
+
+LOCATION = """\
+import dagster as dg
+import dataframely as dy
+from dagster_duckdb import DuckDBResource
+
+import dagster_dataframely as dd
+
+
+class Item(dy.Schema):
+    id = dy.Int64(primary_key=True)
+    name = dy.String()
+    qty = dy.Int64(min=0)
+    note = dy.String(nullable=True)
+
+
+tables = [
+    dg.AssetSpec(f"t{{i:03d}}", metadata={{"dagster/table_name": f"shop.t{{i:03d}}"}})
+    for i in range({n})
+]
+defs = dd.with_schemas(
+    dg.Definitions(assets=tables, resources={{"duckdb": DuckDBResource(database={database!r})}}),
+    {{spec.key: Item for spec in tables}},
+    source=dd.sources.DuckDBTableSource(),
+    checks_job="checks",
+    checks_per_step={per_step},
+)
+# One check alone, as a team reruns the one that failed.
+one = dg.AssetCheckKey(dg.AssetKey("t003"), "dy_rule__primary_key")
+defs = dg.Definitions.merge(
+    defs, dg.Definitions(jobs=[dg.define_asset_job("one", selection=dg.AssetSelection.checks(one))])
+)
+"""
+
+
+def _frame(i: int) -> pl.DataFrame:
+    """Table `i`'s rows: a duplicate key in every 7th, a null name in every 5th, a negative
+    quantity in every 11th."""
+    ids = list(range(20)) + ([3] if i % 7 == 3 else [])
+    frame = pl.DataFrame(
+        {
+            "id": ids,
+            "name": [None if (i % 5 == 1 and n == 2) else f"n{n}" for n in range(len(ids))],
+            "qty": [-1 if (i % 11 == 2 and n == 4) else n for n in range(len(ids))],
+            "note": [None] * len(ids),
+        },
+        schema={"id": pl.Int64, "name": pl.String, "qty": pl.Int64, "note": pl.String},
+    )
+    return frame
+
+
+def _warehouse(path: Path, n: int = N) -> Path:
+    """`n` tables `shop.t000`... in a DuckDB file, without `MISSING`, and `BROKEN` a view over
+    a file that is gone."""
+    with duckdb.connect(str(path)) as connection:
+        connection.execute("create schema shop")
+        for i in range(n):
+            name = f"t{i:03d}"
+            if name == MISSING:
+                continue
+            if name == BROKEN:
+                gone = path.parent / "gone.parquet"
+                _frame(i).write_parquet(gone)
+                connection.execute(f"create view shop.{name} as select * from '{gone}'")
+                gone.unlink()
+                continue
+            connection.register("frame", _frame(i).to_arrow())
+            connection.execute(f"create table shop.{name} as select * from frame")
+            connection.unregister("frame")
+    return path
+
+
+def _expected() -> dict[tuple[str, str], int]:
+    """Every readable table's failing count per rule check, from Dataframely itself."""
+    expected = {}
+    for i in range(N):
+        name = f"t{i:03d}"
+        if name in (MISSING, BROKEN):
+            continue
+        _, failure = Item.filter(_frame(i))
+        for rule, count in failure.counts().items():
+            expected[(name, "dy_rule__" + rule.replace("|", "__"))] = count
+    return expected
+
+
+def _evaluations(instance: dg.DagsterInstance, run_id: str) -> list[dg.AssetCheckEvaluation]:
+    return [
+        entry.dagster_event.event_specific_data  # type: ignore[union-attr,misc]
+        for entry in instance.all_logs(run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION)
+    ]
+
+
+def _failed_counts(evaluations: list[dg.AssetCheckEvaluation]) -> dict[tuple[str, str], Any]:
+    return {
+        (e.asset_key.to_user_string(), e.check_name): (
+            e.metadata["dy_failed_count"].value if "dy_failed_count" in e.metadata else None
+        )
+        for e in evaluations
+    }
+
+
+@pytest.fixture(scope="module")
+def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
+    """The checks job of a hundred tables through `dagster job execute` with a DAGSTER_HOME:
+    the default executor, a process per step."""
+    folder = tmp_path_factory.mktemp("many")
+    database = _warehouse(folder / "warehouse.duckdb")
+    (folder / "location.py").write_text(LOCATION.format(n=N, database=str(database), per_step=50))
+    home = folder / "home"
+    home.mkdir()
+    env = {**os.environ, "DAGSTER_HOME": str(home), "NO_COLOR": "1"}
+    dagster = Path(sys.executable).parent / "dagster"
+    run = subprocess.run(
+        [str(dagster), "job", "execute", "-f", "location.py", "-j", "checks"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (record,) = [r for r in instance.get_runs() if r.job_name == "checks"]
+        evaluations = _evaluations(instance, record.run_id)
+        steps = {
+            entry.step_key: entry.dagster_event.event_type  # type: ignore[union-attr]
+            for entry in instance.all_logs(record.run_id)
+            if entry.dagster_event is not None
+            and entry.dagster_event.event_type
+            in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE)
+        }
+        lines = [entry.user_message for entry in instance.all_logs(record.run_id)]
+    return {
+        "process": run,
+        "run": record,
+        "evaluations": evaluations,
+        "steps": steps,
+        "lines": lines,
+        "database": database,
+    }
+
+
+def test_a_hundred_tables_are_checked_in_two_steps_of_the_default_executor(
+    cli_run: dict[str, Any],
+) -> None:
+    steps = cli_run["steps"]
+    assert len(steps) == 2, steps
+    assert all(key.startswith("dy_checks__duckdb__") for key in steps)
+    # Every check of every table has a result, in its own asset's name.
+    evaluations = cli_run["evaluations"]
+    assert len({e.asset_key for e in evaluations}) == N
+    assert len(evaluations) == N * (len(dd.wiring.rules(Item)) + 1)
+
+
+def test_each_table_has_the_counts_dataframely_gives_it(cli_run: dict[str, Any]) -> None:
+    found = _failed_counts(cli_run["evaluations"])
+    expected = _expected()
+    assert {key: found[key] for key in expected} == expected
+    assert sum(1 for count in expected.values() if count) > 20  # the run has failures to find
+
+
+def test_an_unreadable_table_fails_its_own_checks_and_hides_no_other(
+    cli_run: dict[str, Any],
+) -> None:
+    evaluations = cli_run["evaluations"]
+    for name, said in ((MISSING, "does not exist"), (BROKEN, "gone.parquet")):
+        own = [e for e in evaluations if e.asset_key == dg.AssetKey(name)]
+        assert own and all(not e.passed for e in own)
+        assert all(said in e.metadata["dy_error"].value for e in own), own[0].metadata
+    # The run fails, naming both tables, as `dbt test` exits 1; the other step's verdicts
+    # decide nothing about this one.
+    assert cli_run["run"].status == dg.DagsterRunStatus.FAILURE
+    assert cli_run["process"].returncode != 0
+    output = cli_run["process"].stdout + cli_run["process"].stderr
+    assert TablesNotCheckedError.__name__ in output
+    assert "2 of 50 tables could not be checked" in output and MISSING in output
+    assert BROKEN in output
+
+
+def test_each_step_logs_its_progress_table_by_table(cli_run: dict[str, Any]) -> None:
+    lines = cli_run["lines"]
+    assert sum("50/50 tables checked" in line for line in lines) == 2
+    assert any(f"({MISSING}: could not be checked)" in line for line in lines)
+    assert any("blocking check(s) failed at ERROR" in line for line in lines)
+
+
+def test_verdicts_equal_those_of_one_step_per_asset(
+    cli_run: dict[str, Any], tmp_path: Path
+) -> None:
+    """The same hundred tables with one step per asset (`checks_per_step=1`), in process."""
+    defs = _defs(cli_run["database"], checks_per_step=1)
+    assert len(defs.asset_checks or []) == N
+    result = defs.resolve_job_def("checks").execute_in_process(raise_on_error=False)
+    one_each = {
+        (e.asset_key.to_user_string(), e.check_name): (e.passed, e.severity)
+        for e in result.get_asset_check_evaluations()
+    }
+    grouped = {
+        (e.asset_key.to_user_string(), e.check_name): (e.passed, e.severity)
+        for e in cli_run["evaluations"]
+    }
+    assert grouped == one_each
+
+
+def _defs(database: Path, **settings: Any) -> dg.Definitions:
+    tables = [
+        dg.AssetSpec(f"t{i:03d}", metadata={"dagster/table_name": f"shop.t{i:03d}"})
+        for i in range(N)
+    ]
+    return dd.with_schemas(
+        dg.Definitions(assets=tables, resources={"duckdb": DuckDBResource(database=str(database))}),
+        {spec.key: Item for spec in tables},
+        source=dd.sources.DuckDBTableSource(),
+        checks_job="checks",
+        **settings,
+    )
+
+
+def test_one_check_runs_alone_in_one_step_from_the_cli(cli_run: dict[str, Any]) -> None:
+    folder = cli_run["database"].parent
+    env = {**os.environ, "DAGSTER_HOME": str(folder / "home"), "NO_COLOR": "1"}
+    dagster = Path(sys.executable).parent / "dagster"
+    run = subprocess.run(
+        [str(dagster), "job", "execute", "-f", "location.py", "-j", "one"],
+        cwd=folder, env=env, capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+
+    with dg.DagsterInstance.from_config(str(folder / "home")) as instance:
+        (record,) = [r for r in instance.get_runs() if r.job_name == "one"]
+        (evaluation,) = _evaluations(instance, record.run_id)
+        steps = {e.step_key for e in instance.all_logs(record.run_id) if e.step_key}
+    assert evaluation.asset_check_key == dg.AssetCheckKey(
+        dg.AssetKey("t003"), "dy_rule__primary_key"
+    )
+    assert evaluation.metadata["dy_failed_count"].value == 2  # the duplicated id, twice
+    (step,) = steps
+    assert step.startswith("dy_checks__duckdb__1_of_2")
+    assert run.returncode != 0  # the check is blocking, and fails
+
+
+def test_steps_group_by_partitions_resources_and_blocking_downstream(tmp_path: Path) -> None:
+    daily = dg.DailyPartitionsDefinition(start_date="2024-01-01", timezone="America/New_York")
+    leaves = [dg.AssetSpec(f"leaf{i}") for i in range(5)]
+    days = [dg.AssetSpec(f"day{i}", partitions_def=daily) for i in range(3)]
+    feeding = [dg.AssetSpec("a"), dg.AssetSpec("b")]
+    other = dg.AssetSpec("c")
+    consumers = [
+        dg.AssetSpec("mart", deps=["a", "b"]),
+        dg.AssetSpec("report", deps=["c"]),
+    ]
+    defs = dd.with_schemas(
+        dg.Definitions(assets=[*leaves, *days, *feeding, other, *consumers]),
+        {spec.key: Item for spec in [*leaves, *days, *feeding, other]},
+        source={
+            **{spec.key: dd.sources.DuckDBTableSource() for spec in [*leaves, *feeding, other]},
+            **{
+                spec.key: dd.sources.DuckDBTableSource(resource_key="lake", partition_expr="day")
+                for spec in days
+            },
+        },
+        checks_per_step=3,
+    )
+    steps = sorted(
+        sorted({spec.asset_key.to_user_string() for spec in checks.check_specs})  # type: ignore[union-attr]
+        for checks in defs.asset_checks or []
+    )
+    # leaves: 5 in two even steps of at most 3; the partitioned tables on their own resource;
+    # a and b feed the same mart, c its own report: a failure of c must not stop the mart.
+    assert steps == [
+        ["a", "b"],
+        ["c"],
+        ["day0", "day1", "day2"],
+        ["leaf0", "leaf1", "leaf2"],
+        ["leaf3", "leaf4"],
+    ]
+
+
+def test_a_single_unreadable_table_raises_its_own_error_after_the_others_results(
+    tmp_path: Path,
+) -> None:
+    database = _warehouse(tmp_path / "warehouse.duckdb", n=40)
+    defs = _defs(database)
+    job = dg.define_asset_job(
+        "some", selection=dg.AssetSelection.checks_for_assets(*[f"t{i:03d}" for i in range(30, 40)])
+    )
+    merged = dg.Definitions.merge(defs, dg.Definitions(jobs=[job]))
+
+    result = merged.resolve_job_def("some").execute_in_process(raise_on_error=False)
+
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert error.cause.cls_name == SourceReadError.__name__
+    assert f"asset {MISSING}" in error.cause.message
+    checked = {
+        e.asset_key.to_user_string() for e in result.get_asset_check_evaluations() if e.passed
+    }
+    assert checked == {f"t{i:03d}" for i in range(30, 40)} - {MISSING}
+
+
+LAUNCH = """
+mutation Launch($params: ExecutionParams!) {
+  launchPipelineExecution(executionParams: $params) {
+    __typename
+    ... on LaunchRunSuccess { run { runId } }
+    ... on PythonError { message }
+    ... on InvalidSubsetError { message }
+  }
+}
+"""
+STATUS = "query Status($id: ID!) { runOrError(runId: $id) { ... on Run { status } } }"
+REPOSITORIES = (
+    "{ repositoriesOrError { ... on RepositoryConnection { nodes { name location { name } } } } }"
+)
+
+
+def _graphql(url: str, query: str, variables: dict[str, Any] | None = None) -> dict[str, Any]:
+    request = urllib.request.Request(
+        f"{url}/graphql",
+        data=json.dumps({"query": query, "variables": variables or {}}).encode(),
+        headers={"Content-Type": "application/json"},
+    )
+    with urllib.request.urlopen(request, timeout=60) as response:
+        answer = json.load(response)
+    assert "errors" not in answer, answer
+    return answer["data"]
+
+
+def test_one_check_launched_through_the_webservers_graphql_runs_alone(
+    cli_run: dict[str, Any], tmp_path: Path
+) -> None:
+    """As the UI's "Execute" of one check sends it: the asset job, one check selected."""
+    (tmp_path / "location.py").write_text(
+        LOCATION.format(n=N, database=str(cli_run["database"]), per_step=50)
+    )
+    (tmp_path / "dagster_home").mkdir()
+    # Runs start as the webserver launches them; no daemon dequeues them here.
+    (tmp_path / "dagster_home" / "dagster.yaml").write_text(
+        "run_coordinator:\n  module: dagster._core.run_coordinator\n"
+        "  class: DefaultRunCoordinator\n"
+    )
+    with webserver(tmp_path, target=("-f", str(tmp_path / "location.py"))) as url:
+        (repository,) = _graphql(url, REPOSITORIES)["repositoriesOrError"]["nodes"]
+        params = {
+            "selector": {
+                "repositoryLocationName": repository["location"]["name"],
+                "repositoryName": repository["name"],
+                "pipelineName": "__ASSET_JOB",
+                "assetSelection": [],
+                "assetCheckSelection": [
+                    {"assetKey": {"path": ["t003"]}, "name": "dy_rule__primary_key"}
+                ],
+            },
+            "mode": "default",
+            "runConfigData": {},
+        }
+        launched = _graphql(url, LAUNCH, {"params": params})["launchPipelineExecution"]
+        assert launched["__typename"] == "LaunchRunSuccess", launched
+        run_id = launched["run"]["runId"]
+        deadline = time.monotonic() + 300
+        while (status := _graphql(url, STATUS, {"id": run_id})["runOrError"]["status"]) not in (
+            "SUCCESS",
+            "FAILURE",
+            "CANCELED",
+        ):
+            assert time.monotonic() < deadline, status
+            time.sleep(1)
+    with dg.DagsterInstance.from_config(str(tmp_path / "dagster_home")) as instance:
+        (evaluation,) = _evaluations(instance, run_id)
+    # The duplicated key fails the blocking check, and so the run, as in the UI.
+    assert status == "FAILURE"
+    assert evaluation.asset_check_key == dg.AssetCheckKey(
+        dg.AssetKey("t003"), "dy_rule__primary_key"
+    )
+    assert evaluation.metadata["dy_failed_count"].value == 2
+
+
+def test_a_component_of_a_hundred_entries_checks_them_in_two_steps(tmp_path: Path) -> None:
+    from dagster.components.testing import create_defs_folder_sandbox
+    from support import scaffold_checks
+
+    database = _warehouse(tmp_path / "warehouse.duckdb")
+    with create_defs_folder_sandbox() as sandbox:
+        (sandbox.defs_folder_path / "tables.py").write_text(
+            "import dagster as dg\n\n"
+            + "".join(
+                f"t{i:03d} = dg.AssetSpec('t{i:03d}', "
+                f"metadata={{'dagster/table_name': 'shop.t{i:03d}'}})\n"
+                for i in range(N)
+            )
+        )
+        source = {"kind": "duckdb_table", "resource_key": "duckdb"}
+        entries = [
+            {"asset": f"t{i:03d}", "schema": "test_many_tables:Item", "source": source}
+            for i in range(N)
+        ]
+        scaffold_checks(sandbox, {"checks": entries, "checks_job": "quality"})
+        with sandbox.build_component_tree() as tree:
+            defs = dg.Definitions.merge(
+                tree.build_defs(),
+                dg.Definitions(resources={"duckdb": DuckDBResource(database=str(database))}),
+            )
+            result = defs.resolve_job_def("quality").execute_in_process(raise_on_error=False)
+
+    steps = {e.step_key for e in result.all_events if e.is_step_start}
+    assert len(steps) == 2 and all(step.startswith("dy_checks__duckdb__") for step in steps)
+    assert len({e.asset_key for e in result.get_asset_check_evaluations()}) == N
+    found = _failed_counts(list(result.get_asset_check_evaluations()))
+    expected = _expected()
+    assert {key: found[key] for key in expected} == expected
+    assert not result.success

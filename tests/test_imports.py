@@ -50,7 +50,11 @@ def test_importing_the_package_and_its_sources_loads_no_optional_dependency(
 
 def test_a_duckdb_error_is_caught_when_duckdb_arrives_after_the_package(tmp_path: Path) -> None:
     # The table is missing: DuckDB raises its own CatalogException, which the source must
-    # still re-raise as SourceReadError naming the asset and the source.
+    # still re-raise as SourceReadError naming the asset and the source. The file exists: the
+    # checks open it read-only, and a file that does not exist is a connection error.
+    import duckdb
+
+    duckdb.connect(str(tmp_path / "shop.duckdb")).close()
     found = _run(
         f"""
         import json

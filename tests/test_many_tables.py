@@ -444,3 +444,21 @@ def test_a_component_of_a_hundred_entries_checks_them_in_two_steps(tmp_path: Pat
     expected = _expected()
     assert {key: found[key] for key in expected} == expected
     assert not result.success
+
+
+def test_a_duckdb_file_that_does_not_exist_is_a_connection_error_and_stays_absent(
+    tmp_path: Path,
+) -> None:
+    """Checks read: they open the file read-only, so a wrong path is not a new empty file."""
+    database = tmp_path / "nowhere.duckdb"
+    job = dg.define_asset_job("one", selection=dg.AssetSelection.checks_for_assets("t001"))
+    merged = dg.Definitions.merge(_defs(database), dg.Definitions(jobs=[job]))
+
+    result = merged.resolve_job_def("one").execute_in_process(raise_on_error=False)
+
+    (failure,) = result.get_step_failure_events()
+    error = failure.step_failure_data.error
+    assert error is not None and error.cause is not None
+    assert error.cause.cls_name == "SourceConnectionError"
+    assert "does not exist" in error.cause.message and "asset t001" in error.cause.message
+    assert not database.exists()

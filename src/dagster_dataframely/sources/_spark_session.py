@@ -12,6 +12,7 @@ stderr) is silenced while the check's queries run, and put back as it was after 
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager, nullcontext, suppress
 from functools import partial
@@ -276,14 +277,30 @@ def _quiet() -> AbstractContextManager[None]:
 
 @contextmanager
 def _disabled(loggers: list[Any]) -> Iterator[None]:
-    were = [logger.disabled for logger in loggers]
-    for logger in loggers:
-        logger.disabled = True
+    """`loggers` disabled while any caller is inside, put back as they were when the last
+    leaves: callers do not leave in the order they came (streamed reads interleave, the
+    checks of several tables query at once), and a logger is the whole process's."""
+    with _SILENCING:
+        if not _SILENCED:
+            _SILENCED.extend((logger, logger.disabled) for logger in loggers)
+            for logger in loggers:
+                logger.disabled = True
+        _INSIDE[0] += 1
     try:
         yield
     finally:
-        for logger, was in zip(loggers, were, strict=True):
-            logger.disabled = was
+        with _SILENCING:
+            _INSIDE[0] -= 1
+            if not _INSIDE[0]:
+                for logger, was in _SILENCED:
+                    logger.disabled = was
+                _SILENCED.clear()
+
+
+#: The silenced loggers with what they were, and how many threads are inside `_disabled`.
+_SILENCING = threading.Lock()
+_SILENCED: list[tuple[Any, bool]] = []
+_INSIDE = [0]
 
 
 def _state(error: Exception, cause: str | None) -> str | None:

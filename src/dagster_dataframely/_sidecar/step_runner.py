@@ -118,18 +118,24 @@ class _Tally:
         context: dg.AssetCheckExecutionContext,
         selected: Collection[dg.AssetCheckKey],
     ) -> Iterator[CheckEvent]:
-        """`outcome`'s log lines and events, failed results for the checks a failure left
-        without one, and the progress line."""
+        """`outcome`'s events, failed results for the checks a failure left without one, and
+        one log entry: the progress line, then the table's own log lines under it.
+
+        One entry a table, not one a line: every entry is an event the instance stores (in
+        SQLite, synced to disk), and a step of many tables would write several per table."""
         plan = outcome.plan
-        for level, message in outcome.logged:
-            context.log.log(level, message)
+        lines = list(outcome.logged)
         reported = {e.check_name for e in outcome.events if isinstance(e, dg.AssetCheckResult)}
         yield from outcome.events
         error = outcome.error
-        if error is not None and not isinstance(error, ColumnSchemaError):
+        unreadable = error is not None and not isinstance(error, ColumnSchemaError)
+        if unreadable:
+            assert error is not None
             self.unreadable.append((plan.key, error))
             text = shorten(f"{type(error).__name__}: {error}", _ERROR_TEXT)
-            context.log.error(f"Could not check asset {plan.key.to_user_string()}: {text}")
+            lines.append(
+                (logging.ERROR, f"Could not check asset {plan.key.to_user_string()}: {text}")
+            )
             for key in selected:
                 if key.asset_key == plan.key and key.name not in reported:
                     yield dg.AssetCheckResult(
@@ -155,14 +161,16 @@ class _Tally:
         self.checked += 1
         state = (
             "could not be checked"
-            if error is not None and not isinstance(error, ColumnSchemaError)
+            if unreadable
             else f"{len(failed)} check(s) failing at ERROR"
             if failed
             else "passed"
         )
-        context.log.info(
+        progress = (
             f"{self.checked}/{self.total} tables checked ({plan.key.to_user_string()}: {state})."
         )
+        level = max([logging.INFO, *(level for level, _ in lines)])
+        context.log.log(level, "\n".join([progress, *(f"  {line}" for _, line in lines)]))
 
     def conclude(self, context: dg.AssetCheckExecutionContext) -> None:
         """Name the blocking checks that failed (Dagster then fails the step for them), and

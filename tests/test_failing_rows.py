@@ -426,6 +426,7 @@ def test_rows_are_selected_inside_duckdb_and_flag_what_dataframely_counts(
     counts = {f"dy_rule__{k.replace('|', '__')}": n for k, n in failures.counts().items() if n}
     assert _flag_counts(kept) == counts
     assert kept.height == PAYMENTS.height - valid.height
-    sent = [line for line in logs(instance, result) if line.startswith("Pushed down to DuckDB")]
+    lines = [line.strip() for entry in logs(instance, result) for line in entry.splitlines()]
+    sent = [line for line in lines if line.startswith("Pushed down to DuckDB")]
     assert any('INSERT INTO "sales"."payments__dy_failures"' in line for line in sent)
     assert not any("VALUES" in line for line in sent)

@@ -126,8 +126,8 @@ def closest(unknown: Sequence[str], known: Sequence[str]) -> str:
     return f" Did you mean {'; '.join(hints)}?" if hints else ""
 
 
-def listed(names: Iterable[str], limit: int = 30) -> str:
+def listed(names: Iterable[str], limit: int = 30, *, separator: str = ", ") -> str:
     """`names` for a message: at most `limit` of them, then how many more."""
     names = list(names)
-    shown = ", ".join(names[:limit]) or "(none)"
-    return f"{shown}, … and {len(names) - limit} more" if len(names) > limit else shown
+    shown = separator.join(names[:limit]) or "(none)"
+    return f"{shown}{separator}… and {len(names) - limit} more" if len(names) > limit else shown

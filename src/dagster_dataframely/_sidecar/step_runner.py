@@ -24,7 +24,8 @@ from typing import Any
 
 import dagster as dg
 
-from .._engine.display import shorten
+from .._engine.display import share, shorten
+from .._engine.severity import listed
 from ..errors import ColumnSchemaError, TablesNotCheckedError
 from .check_plan import CheckEvent, CheckPlan
 
@@ -127,10 +128,10 @@ class _Tally:
         lines = list(outcome.logged)
         reported = {e.check_name for e in outcome.events if isinstance(e, dg.AssetCheckResult)}
         yield from outcome.events
-        error = outcome.error
-        unreadable = error is not None and not isinstance(error, ColumnSchemaError)
-        if unreadable:
-            assert error is not None
+        # A column mismatch was reported by its own failing check; any other error left
+        # the table unchecked.
+        error = None if isinstance(outcome.error, ColumnSchemaError) else outcome.error
+        if error is not None:
             self.unreadable.append((plan.key, error))
             text = shorten(f"{type(error).__name__}: {error}", _ERROR_TEXT)
             lines.append(
@@ -161,7 +162,7 @@ class _Tally:
         self.checked += 1
         state = (
             "could not be checked"
-            if unreadable
+            if error is not None
             else f"{len(failed)} check(s) failing at ERROR"
             if failed
             else "passed"
@@ -178,7 +179,8 @@ class _Tally:
         `TablesNotCheckedError` with every table's."""
         if self.blocking:
             context.log.error(
-                f"{len(self.blocking)} blocking check(s) failed at ERROR: {_listed(self.blocking)}."
+                f"{len(self.blocking)} blocking check(s) failed at ERROR: "
+                f"{listed(self.blocking, _LISTED)}."
             )
         if len(self.unreadable) == 1:
             raise self.unreadable[0][1]
@@ -191,26 +193,17 @@ class _Tally:
             raise TablesNotCheckedError(
                 f"{len(errors)} of {self.total} tables could not be checked; the other tables' "
                 f"results were reported, and each of these tables' checks failed with its "
-                f"error in dy_error. {_listed(errors, separator=' | ')}"
+                f"error in dy_error. {listed(errors, _LISTED, separator=' | ')}"
             )
 
 
 def _count(result: dg.AssetCheckResult) -> str:
-    """` (12 of 100,000 rows)` for a rule check, empty for a check without a count."""
-    failed = _value(result.metadata.get("dy_failed_count"))
-    rows = _value(result.metadata.get("dy_row_count"))
+    """` (2 of 12 rows, 16.7%)` for a rule check, empty for a check without a count."""
+    failed = getattr(result.metadata.get("dy_failed_count"), "value", None)
+    rows = getattr(result.metadata.get("dy_row_count"), "value", None)
     if failed is None:
         return ""
-    return f" ({failed:,} of {rows:,} rows)" if isinstance(rows, int) else f" ({failed:,} rows)"
-
-
-def _value(entry: Any) -> Any:
-    return getattr(entry, "value", entry)
-
-
-def _listed(names: Sequence[str], separator: str = ", ") -> str:
-    shown = separator.join(names[:_LISTED])
-    return shown if len(names) <= _LISTED else f"{shown} and {len(names) - _LISTED} more"
+    return f" ({share(failed, rows)})" if isinstance(rows, int) else f" ({failed:,} rows)"
 
 
 class _KeptLog:

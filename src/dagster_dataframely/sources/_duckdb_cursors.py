@@ -60,11 +60,7 @@ def read_only(resource: Any) -> Iterator[Any]:
     import duckdb
 
     database = getattr(resource, "database", None)
-    if (
-        not isinstance(database, str)
-        or database in ("", ":memory:")
-        or database.startswith(":memory:")
-    ):
+    if not isinstance(database, str) or not database or database.startswith(":memory:"):
         with resource.get_connection() as connection:
             yield connection
         return

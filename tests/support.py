@@ -5,9 +5,11 @@ with what count and severity, what it materialized, and the error that failed it
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -185,3 +187,33 @@ def dataframely_rule_counts(schema: Any, frame: pl.DataFrame) -> dict[str, int]:
     """check name -> what Dataframely's `filter` counts on `frame`, zeros included."""
     _, failures = schema.filter(frame)
     return {"dy_rule__" + n.replace("|", "__"): c for n, c in failures.counts().items()}
+
+
+@dataclass(frozen=True)
+class PrintedSummary:
+    """A check step's summary as the run's log prints it, read back cell by cell."""
+
+    headline: str
+    #: One mapping a row: the table's header -> the cell.
+    rows: list[dict[str, str]]
+    more: int
+    passed: str
+
+
+def printed_summaries(text: str) -> list[PrintedSummary]:
+    """Every step summary in `text` (a CLI's output, or the run's log messages joined)."""
+    found = []
+    for block in text.split("dagster-dataframely: ")[1:]:
+        lines = block.splitlines()
+        headline, table = lines[0], []
+        for line in lines[1:]:
+            if line.startswith("Passed: "):
+                break
+            table.append(line)
+        more = 0
+        if table and table[-1].startswith("... and "):
+            more = int(table.pop().split()[2])
+        header = re.split(r" {2,}", table[0]) if table else []
+        rows = [dict(zip(header, re.split(r" {2,}", line), strict=True)) for line in table[1:]]
+        found.append(PrintedSummary(headline, rows, more, line))
+    return found

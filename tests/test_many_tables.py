@@ -6,6 +6,7 @@ them; a single check run alone; concurrency and progress inside a step."""
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -20,8 +21,10 @@ import polars as pl
 import pytest
 from dagster_dataframely_demo._webserver import webserver
 from dagster_duckdb import DuckDBResource
+from support import printed_summaries
 
 import dagster_dataframely as dd
+from dagster_dataframely._checks.figures import Figures
 from dagster_dataframely.errors import SourceReadError, TablesNotCheckedError
 
 N = 100
@@ -165,7 +168,14 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE)
         }
         lines = [entry.user_message for entry in instance.all_logs(record.run_id)]
+        step_of = {
+            entry.dagster_event.event_specific_data.asset_key.to_user_string(): entry.step_key  # type: ignore[union-attr]
+            for entry in instance.all_logs(
+                record.run_id, of_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION
+            )
+        }
     return {
+        "step_of": step_of,
         "process": run,
         "run": record,
         "evaluations": evaluations,
@@ -217,6 +227,43 @@ def test_each_step_logs_its_progress_table_by_table(cli_run: dict[str, Any]) -> 
     assert sum("50/50 tables checked" in line for line in lines) == 2
     assert any(f"({MISSING}: could not be checked)" in line for line in lines)
     assert any("blocking check(s) failed at ERROR" in line for line in lines)
+
+
+def test_each_step_prints_a_summary_cut_at_twenty_rows_with_the_checks_figures(
+    cli_run: dict[str, Any],
+) -> None:
+    printed = re.findall(
+        r" - (dy_checks__\S+) - dagster-dataframely: ",
+        cli_run["process"].stdout + cli_run["process"].stderr,
+    )
+    summaries = printed_summaries(cli_run["process"].stdout + cli_run["process"].stderr)
+    assert len(summaries) == len(printed) == 2
+    checked = {(e.asset_key.to_user_string(), e.check_name): e for e in cli_run["evaluations"]}
+    figures = {(f.asset, f.rule): f for f in map(Figures.of, checked.values())}
+    for step, summary in zip(printed, summaries, strict=True):
+        own = [f for f in map(Figures.of, checked.values()) if cli_run["step_of"][f.asset] == step]
+        failed = [f for f in own if f.verdict == "failed"]
+        assert summary.headline == (
+            f"{len(own)} checks of 50 assets: {len(failed)} failed, 0 warned, "
+            f"{len(own) - len(failed)} passed."
+        )
+        assert summary.passed == f"Passed: {len(own) - len(failed)} checks."
+        # A table that could not be checked is one row for its checks (each carries its error).
+        unreadable = [f.asset for f in failed if f.error is not None]
+        assert len(summary.rows) == 20
+        assert summary.more == len(failed) - len(unreadable) + len(set(unreadable)) - 20 > 0
+        for row in summary.rows:
+            if row["failing rows"] == "not checked":
+                assert row["rule"] == f"every check ({unreadable.count(row['asset'])})"
+                continue
+            shown = figures[(row["asset"], row["rule"])]
+            assert row["failing rows"] == f"{shown.failed_count} of {shown.row_count}"
+            assert float(row["fraction"].removesuffix("%")) == round(100 * shown.failed_fraction, 1)
+            assert (row["tolerance"], row["verdict"]) == ("error above 0 rows", "failed")
+            assert (row["engine"], row["failing rows kept in"]) == ("duckdb", "-")
+    assert sum(summary.more + len(summary.rows) for summary in summaries) == sum(
+        1 for f in figures.values() if f.verdict == "failed" and f.error is None
+    ) + len({MISSING, BROKEN})
 
 
 def test_verdicts_equal_those_of_one_step_per_asset(

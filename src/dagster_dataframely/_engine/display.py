@@ -51,13 +51,18 @@ def share(part: int, whole: int) -> str:
     """`part` of `whole` rows in words: `2 of 25 rows, 8%`, `1 of 40,000 rows, <0.1%`."""
     if not whole:
         return f"{part:,} of 0 rows"
-    percent = 100 * part / whole
-    shown = f"{percent:.1f}".removesuffix(".0")
-    if part and shown == "0":
+    return f"{part:,} of {whole:,} rows, {percent(part / whole)}"
+
+
+def percent(fraction: float) -> str:
+    """A fraction as a percentage to one decimal that never rounds to a wrong verdict: `8%`,
+    `16.7%`, `<0.1%` for a few rows of many, `>99.9%` for all but a few."""
+    shown = f"{100 * fraction:.1f}".removesuffix(".0")
+    if fraction and shown == "0":
         shown = "<0.1"
-    elif part < whole and shown == "100":
+    elif fraction < 1 and shown == "100":
         shown = ">99.9"
-    return f"{part:,} of {whole:,} rows, {shown}%"
+    return f"{shown}%"
 
 
 def dtype_name(dtype: pl.DataType | DataTypeClass) -> str:

@@ -24,6 +24,7 @@ from .._checks import step_internals
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import schema_metadata
 from .._checks.specs import check_specs
+from .._checks.summary import summarized
 from .._checks.table_results import partition_end
 from .._checks.trend_history import required_history
 from .._engine.catalogue import rules
@@ -243,8 +244,9 @@ class _Gate:
                 refuse_checks_alone(run, key, self.quarantine_of(key))
             returned = fn(*args, **kwargs)
             frame, extras = _unpack(returned, key)
+            log = context.log if context is not None else dg.get_dagster_logger()
             if frame is None:
-                yield from self._skip(context, key)
+                yield from summarized(self._skip(log, key), log)
                 return
             events = gated_results(
                 self.schema,
@@ -268,7 +270,7 @@ class _Gate:
             stream: BodyYield = events
             if self.quarantine and run is not None and key not in run.selected_asset_keys:
                 stream = pair_of_quarantine(run, key, events)
-            for event in stream:
+            for event in summarized(stream, log):
                 if extras is not None and isinstance(event, dg.MaterializeResult):
                     event = _merged(event, extras) if event.asset_key == key else event
                 yield event
@@ -286,14 +288,12 @@ class _Gate:
         )
         return writing(file_writer(key, self.quarantine_dir, partition, written_as=held))
 
-    def _skip(
-        self, context: step_internals.Context | None, key: dg.AssetKey
-    ) -> Iterator[dg.AssetCheckResult]:
+    def _skip(self, log: Any, key: dg.AssetKey) -> Iterator[dg.AssetCheckResult]:
         reason = (
             f"The function of asset {key.to_user_string()} returned None (no source data): "
             "nothing was validated or written."
         )
-        (context.log if context is not None else dg.get_dagster_logger()).info(reason)
+        log.info(reason)
         yield from skipped_results(
             self.schema,
             asset_key=key,

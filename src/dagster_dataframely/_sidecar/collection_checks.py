@@ -20,6 +20,7 @@ import dataframely as dy
 from .._checks.asset_keys import parse_asset_key
 from .._checks.graph_internals import guard
 from .._checks.specs import check_spec, check_specs
+from .._checks.summary import summarized
 from .._checks.table_results import partition_end
 from .._engine.catalogue import Rule
 from .._engine.naming import dagster_name
@@ -191,7 +192,7 @@ def collection_checks(
                     context.log,
                     consequence=f"no check of collection {collection.__name__} is reported",
                 )
-                yield from observed(found, context) if observe else found
+                yield from summarized(observed(found, context) if observe else found, context.log)
 
     return guard(
         _checks, by=f"dd.collection_checks({collection.__name__}, members={{{{...: {{key}}}}}})"

@@ -18,6 +18,7 @@ import dagster as dg
 
 from .._checks.asset_keys import AssetKeyLike
 from .._checks.graph_internals import guard
+from .._checks.summary import summarized
 from .._engine.naming import dagster_name
 from .._engine.read_dtypes import ReadDtypes
 from .._engine.schemas import SchemaLike
@@ -143,7 +144,7 @@ def one_step(checks: CheckPlan, name: str) -> dg.AssetChecksDefinition:
         description=checks.description,
     )
     def _checks(context: dg.AssetCheckExecutionContext) -> Iterator[CheckEvent]:
-        yield from checks.run(context, context.selected_asset_check_keys)
+        yield from summarized(checks.run(context, context.selected_asset_check_keys), context.log)
 
     return guard(_checks, by="dd.schema_checks(asset={key})")
 

@@ -9,8 +9,9 @@ a progress line. So the UI fills while the step runs, and a step holds at most o
 samples per thread.
 
 A table that cannot be read, or whose rules cannot be evaluated, fails its own checks (a
-failed result carrying the error, `dy_error`) and no other's; the step then fails at the
-end, naming every table it could not check, and logs every blocking check that failed.
+failed result carrying the error, `dy_error`) and no other's. At the end the step logs its
+summary (`Summary`), with every blocking check that failed, in one entry; then it fails,
+naming every table it could not check.
 """
 
 from __future__ import annotations
@@ -25,7 +26,8 @@ from typing import Any
 import dagster as dg
 
 from .._checks import figures as f
-from .._engine.display import share, shorten
+from .._checks.summary import Summary
+from .._engine.display import shorten
 from .._engine.severity import listed
 from ..errors import ColumnSchemaError, TablesNotCheckedError
 from .check_plan import CheckEvent, CheckPlan
@@ -113,6 +115,7 @@ class _Tally:
     checked: int = 0
     unreadable: list[tuple[dg.AssetKey, Exception]] = field(default_factory=list)
     blocking: list[str] = field(default_factory=list)
+    summary: Summary = field(default_factory=Summary)
 
     def report(
         self,
@@ -128,7 +131,7 @@ class _Tally:
         plan = outcome.plan
         lines = list(outcome.logged)
         reported = {e.check_name for e in outcome.events if isinstance(e, dg.AssetCheckResult)}
-        yield from outcome.events
+        yield from self.noted(outcome.events)
         # A column mismatch was reported by its own failing check; any other error left
         # the table unchecked.
         error = None if isinstance(outcome.error, ColumnSchemaError) else outcome.error
@@ -140,12 +143,16 @@ class _Tally:
             )
             for key in selected:
                 if key.asset_key == plan.key and key.name not in reported:
-                    yield dg.AssetCheckResult(
-                        asset_key=plan.key,
-                        check_name=key.name,
-                        passed=False,
-                        severity=dg.AssetCheckSeverity.ERROR,
-                        metadata={f.ERROR: dg.MetadataValue.text(text)},
+                    yield from self.noted(
+                        [
+                            dg.AssetCheckResult(
+                                asset_key=plan.key,
+                                check_name=key.name,
+                                passed=False,
+                                severity=dg.AssetCheckSeverity.ERROR,
+                                metadata={f.ERROR: dg.MetadataValue.text(text)},
+                            )
+                        ]
                     )
         blocking = {spec.name for spec in plan.specs if spec.blocking}
         failed = [
@@ -155,11 +162,8 @@ class _Tally:
             and not e.passed
             and e.severity == dg.AssetCheckSeverity.ERROR
         ]
-        self.blocking.extend(
-            f"{plan.key.to_user_string()}:{e.check_name}{_count(e)}"
-            for e in failed
-            if e.check_name in blocking
-        )
+        named = plan.key.to_user_string()
+        self.blocking.extend(f"{named}:{e.check_name}" for e in failed if e.check_name in blocking)
         self.checked += 1
         state = (
             "could not be checked"
@@ -174,15 +178,24 @@ class _Tally:
         level = max([logging.INFO, *(level for level, _ in lines)])
         context.log.log(level, "\n".join([progress, *(f"  {line}" for _, line in lines)]))
 
+    def noted(self, events: Sequence[CheckEvent]) -> Sequence[CheckEvent]:
+        """`events`, their check results noted for the summary."""
+        for event in events:
+            self.summary.add(event)
+        return events
+
     def conclude(self, context: dg.AssetCheckExecutionContext) -> None:
-        """Name the blocking checks that failed (Dagster then fails the step for them), and
-        raise when a table could not be checked: its own error when it is the only one, else
-        `TablesNotCheckedError` with every table's."""
+        """Log the summary and name the blocking checks that failed (Dagster then fails the
+        step for them), one entry; raise when a table could not be checked: its own error
+        when it is the only one, else `TablesNotCheckedError` with every table's."""
+        summary = self.summary.text()
         if self.blocking:
             context.log.error(
-                f"{len(self.blocking)} blocking check(s) failed at ERROR: "
+                f"{summary}\n{len(self.blocking)} blocking check(s) failed at ERROR: "
                 f"{listed(self.blocking, _LISTED)}."
             )
+        elif self.summary.checked:
+            context.log.info(summary)
         if len(self.unreadable) == 1:
             raise self.unreadable[0][1]
         if self.unreadable:
@@ -196,15 +209,6 @@ class _Tally:
                 f"results were reported, and each of these tables' checks failed with its "
                 f"error in dy_error. {listed(errors, _LISTED, separator=' | ')}"
             )
-
-
-def _count(result: dg.AssetCheckResult) -> str:
-    """` (2 of 12 rows, 16.7%)` for a rule check, empty for a check without a count."""
-    failed = getattr(result.metadata.get("dy_failed_count"), "value", None)
-    rows = getattr(result.metadata.get("dy_row_count"), "value", None)
-    if failed is None:
-        return ""
-    return f" ({share(failed, rows)})" if isinstance(rows, int) else f" ({failed:,} rows)"
 
 
 class _KeptLog:

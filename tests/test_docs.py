@@ -511,6 +511,12 @@ STATED: dict[str, Expectation] = {
         "error above 10 rows",
         "dy_rule__amount__nullability  passed           0.0% margin  +0  error above 0 rows",
     ),
+    "docs/tolerances.md: A limit's unit is never a guess": _prints(
+        "error_above=0.5 for dd.Tolerance is a bare number that reads 2 ways: as 50% of the "
+        "rows (a fraction), or as 0.5% (a percentage). Write the unit:",
+        "error_above=1.0 for dd.Tolerance is a bare number that reads 3 ways: as 1 row, or as "
+        "100% of the rows (a fraction), or as 1% (a percentage). Write the unit:",
+    ),
     "docs/tolerances.md: For one asset: `tolerate=`": Run(
         {"payments": 200},
         failed={"dy_rule__email__regex": ERROR},

@@ -163,7 +163,14 @@ def test_an_unknown_rule_is_named_with_the_closest_names() -> None:
     ("limits", "message"),
     [
         ({"warn_above": -1}, r"warn_above=-1 for 'amount\|min' of schema Payments is negative"),
-        ({"error_above": 1.5}, r"error_above=1.5 .* is a fraction above 1"),
+        (
+            {"error_above": 1.5},
+            r"error_above=1.5 .* is a bare number: a percentage is text, \"1.5%\"",
+        ),
+        (
+            {"error_above": 150.0},
+            r"error_above=150.0 .* is a float: a count of rows is an int, 150",
+        ),
         ({"error_above": "120%"}, r"'120%' .* outside 0% to 100%"),
         ({"error_above": "ten"}, r"'ten' .* no percentage"),
         ({"warn_above": True}, r"warn_above=True .* is a bool"),
@@ -178,15 +185,47 @@ def test_a_limit_no_rule_can_have_is_refused_with_the_rule_and_the_fix(
         dd.schema_checks(Payments, asset="payments", tolerate={"amount|min": limits})
 
 
+@pytest.mark.parametrize(
+    ("limit", "readings"),
+    [
+        (1.0, "3 ways: as 1 row, or as 100% of the rows (a fraction), or as 1% (a percentage)"),
+        (0.5, "2 ways: as 50% of the rows (a fraction), or as 0.5% (a percentage)"),
+        (5.0, "2 ways: as 5 rows, or as 5% (a percentage)"),
+    ],
+)
+def test_a_bare_number_whose_unit_would_be_a_guess_is_refused_with_the_forms_that_work(
+    limit: float, readings: str
+) -> None:
+    with pytest.raises(InvalidToleranceError) as refused:
+        dd.Tolerance(error_above=limit)
+    assert str(refused.value) == (
+        f"error_above={limit!r} for dd.Tolerance is a bare number that reads {readings}. "
+        "Write the unit: a whole number of rows (10), or a percentage of the rows checked as "
+        'text ("1%", "0.5%").'
+    )
+    with pytest.raises(InvalidToleranceError, match=r"'amount\|min' of schema Payments is a bare"):
+        dd.tolerate("amount|min", warn_above=limit)(Payments)
+
+
+def test_a_zero_float_reads_one_way_and_the_unambiguous_forms_work() -> None:
+    assert (
+        str(dd.Tolerance(warn_above=0.0, error_above=10))
+        == "warn above 0 rows, error above 10 rows"
+    )
+    assert (
+        str(dd.Tolerance(warn_above="0.5%", error_above="5%")) == "warn above 0.5%, error above 5%"
+    )
+
+
 def test_a_tolerance_built_directly_is_checked_when_built() -> None:
     with pytest.raises(InvalidToleranceError, match=r"error_above=-0.5 for dd.Tolerance is neg"):
         dd.Tolerance(error_above=-0.5)
 
 
-@pytest.mark.parametrize("limit", [0.29, "29%"])
+@pytest.mark.parametrize("limit", ["29%", "29.0%", 29])
 @pytest.mark.parametrize(("negative", "passed"), [(29, True), (30, False)])
-def test_a_fraction_is_exact(limit: float | str, negative: int, passed: bool) -> None:
-    # 0.29 * 100 is 28.999999999999996 in floating point: the limit must still be 29 rows
+def test_a_percentage_is_exact(limit: int | str, negative: int, passed: bool) -> None:
+    # 0.29 * 100 is 28.999999999999996 in floating point: "29%" of 100 rows is still 29 rows
     frame = _payments(bad_emails=0, negative=negative, rows=100)
     tolerate = {"amount|min": dd.Tolerance(error_above=limit)}
 
@@ -271,19 +310,26 @@ def test_the_component_takes_tolerances_per_entry(
     assert checked["dy_rule__amount__min"].metadata["dy_tolerance"].value == "warn above 1 row"
 
 
+@pytest.mark.parametrize(
+    ("limit", "problem"),
+    [
+        (-3, "is negative"),
+        (0.5, "is a bare number that reads 2 ways: as 50% of the rows (a fraction), or as 0.5%"),
+    ],
+)
 def test_a_bad_tolerance_in_yaml_names_the_file_the_entry_and_the_rule(
-    sandbox: DefsFolderSandbox,
+    sandbox: DefsFolderSandbox, limit: float, problem: str
 ) -> None:
     (sandbox.defs_folder_path / "assets.py").write_text(ORDERS_ASSET)
-    entry = {"asset": "orders", "schema": ORDERS, "tolerate": {"amount|min": {"warn_above": -3}}}
+    entry = {"asset": "orders", "schema": ORDERS, "tolerate": {"amount|min": {"warn_above": limit}}}
     path = scaffold_checks(sandbox, {"checks": [entry]})
 
     error = load_error(sandbox, path)
 
     assert isinstance(error, InvalidToleranceError)
     assert str(error).startswith(
-        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): warn_above=-3 for "
-        "'amount|min' of schema OrdersSchema is negative."
+        f"{path / 'defs.yaml'}: checks[0] (asset orders, schema OrdersSchema): warn_above={limit} "
+        f"for 'amount|min' of schema OrdersSchema {problem}"
     )
 
 
@@ -293,20 +339,17 @@ _LIMIT = st.one_of(
     st.none(),
     st.integers(0, 30),  # a count
     st.integers(0, 100).map(lambda p: f"{p}%"),  # a percentage
-    st.integers(0, 100).map(lambda p: p / 100),  # a fraction
+    st.integers(0, 1000).map(lambda p: f"{p / 10}%"),  # a percentage with a decimal
 )
 
 
-def _crosses(count: int, rows: int, bound: int | str | float | None) -> bool:
+def _crosses(count: int, rows: int, bound: int | str | None) -> bool:
     """Whether `count` failing rows of `rows` exceed `bound`, in exact arithmetic."""
     if bound is None:
         return False
     if isinstance(bound, int):
         return count > bound
-    percent = (
-        Fraction(bound.removesuffix("%")) if isinstance(bound, str) else Fraction(str(bound)) * 100
-    )
-    return count * 100 > percent * rows
+    return count * 100 > Fraction(bound.removesuffix("%")) * rows
 
 
 @settings(max_examples=40, deadline=None)
@@ -368,8 +411,8 @@ def test_each_verdict_follows_from_dataframelys_own_counts(
         assert collapsed.severity == worst
 
 
-def _ordered(bound: int | str | float) -> Fraction:
-    """A count as itself, a percentage or a fraction as the exact fraction it means."""
+def _ordered(bound: int | str) -> Fraction:
+    """A count as itself, a percentage as the exact fraction it means."""
     if isinstance(bound, str):
         return Fraction(bound.removesuffix("%")) / 100
-    return Fraction(str(bound))
+    return Fraction(bound)

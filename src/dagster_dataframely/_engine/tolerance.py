@@ -1,5 +1,5 @@
 """Tolerances: how many failing rows a rule's check accepts before it fails at `WARN`, and
-before it fails at `ERROR`, as a count or a fraction of the rows checked.
+before it fails at `ERROR`, as a count of rows or a percentage of the rows checked.
 
 A rule without one keeps its severity's zero tolerance: an `"error"` rule fails at `ERROR`
 on its first failing row, a `"warn"` rule at `WARN`. The verdict reads only the counts the
@@ -26,8 +26,8 @@ T = TypeVar("T")
 _TOLERANCE_ATTR = "__dagster_dataframely_tolerances__"
 _LEVELS = ("warn_above", "error_above")
 _FIX = (
-    "Give a whole number of rows (10), a fraction of the rows checked between 0 and 1 (0.01) "
-    'or a percentage ("1%").'
+    "Write the unit: a whole number of rows (10), or a percentage of the rows checked as text "
+    '("1%", "0.5%").'
 )
 
 
@@ -54,8 +54,13 @@ class Limit:
 
 
 def limit(value: Any, *, level: str, where: str) -> Limit:
-    """`value` (an `int` count, a `float` fraction in [0, 1], or a `"1%"` string) as a `Limit`.
-    Raises `InvalidToleranceError` naming `where` (the rule) and the fix."""
+    """`value` (an `int` count of rows, or a percentage as text, `"1%"`) as a `Limit`.
+
+    The form tells the unit. A bare float has no unit to tell: `0.5` is half the rows to a
+    Pointblank user and 0.5% to one who thinks in percentages, as Soda writes them, and `1.0`
+    one row or every row. So a float is refused unless every reading agrees (`0.0`). Raises
+    `InvalidToleranceError` naming `where` (the rule), the readings and the forms that work.
+    """
     problem = None
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         problem = f"is a {type(value).__name__}"
@@ -67,10 +72,10 @@ def limit(value: Any, *, level: str, where: str) -> Limit:
     elif isinstance(value, float):
         if not math.isfinite(value) or value < 0:
             problem = "is negative" if math.isfinite(value) else "is not a finite number"
-        elif value > 1:
-            problem = "is a fraction above 1 (a float is a fraction of the rows; a count is an int)"
+        elif value == 0:
+            return Limit(count=0)
         else:
-            return Limit(fraction=Fraction(str(value)))
+            problem = _readings(value)
     else:
         text = value.strip()
         try:
@@ -86,14 +91,31 @@ def limit(value: Any, *, level: str, where: str) -> Limit:
     raise InvalidToleranceError(f"{level}={value!r} for {where} {problem}. {_FIX}")
 
 
+def _readings(value: float) -> str:
+    """How a float tolerance reads: `1.0` as one row, as every row (a fraction), or as 1%."""
+    readings = [f"{int(value):,} row{'' if value == 1 else 's'}"] if value.is_integer() else []
+    if value <= 1:
+        readings.append(f"{value * 100:g}% of the rows (a fraction)")
+    if value <= 100:
+        readings.append(f"{value:g}% (a percentage)")
+    if len(readings) > 1:
+        return f"is a bare number that reads {len(readings)} ways: as " + ", or as ".join(readings)
+    if value <= 100:
+        return f'is a bare number: a percentage is text, "{value:g}%"'
+    if value.is_integer():
+        return f"is a float: a count of rows is an int, {int(value)}"
+    return "is a float, neither a count of rows (an int) nor a percentage (at most 100%)"
+
+
 @dataclass(frozen=True)
 class Tolerance:
     """The failing rows a rule's check tolerates: above `warn_above` it fails at `WARN`, above
     `error_above` at `ERROR`. A level left out is never reached.
 
-    Each limit is a count (`10`), a fraction of the rows checked (`0.01`) or a percentage
-    (`"1%"`). Pass it per asset as `tolerate={"email|nullability": dd.Tolerance(...)}` on
-    `dd.schema_checks` or `dd.with_schemas`; on the schema class, use `dd.tolerate`.
+    Each limit is a count of rows (`10`) or a percentage of the rows checked (`"1%"`); a
+    float is refused, as its unit would be a guess (`1.0`: one row, or every row?). Pass it
+    per asset as `tolerate={"email|nullability": dd.Tolerance(...)}` on `dd.schema_checks`
+    or `dd.with_schemas`; on the schema class, use `dd.tolerate`.
 
     Example:
         ```python
@@ -107,8 +129,8 @@ class Tolerance:
     def __init__(
         self,
         *,
-        warn_above: int | float | str | None = None,
-        error_above: int | float | str | None = None,
+        warn_above: int | str | None = None,
+        error_above: int | str | None = None,
     ) -> None:
         self._fill(warn_above, error_above, where="dd.Tolerance")
 
@@ -188,13 +210,13 @@ ZERO = {"error": Tolerance(error_above=0), "warn": Tolerance(warn_above=0)}
 
 def tolerate(
     *rules: str,
-    warn_above: int | float | str | None = None,
-    error_above: int | float | str | None = None,
+    warn_above: int | str | None = None,
+    error_above: int | str | None = None,
 ) -> Callable[[S], S]:
     """Declare on a schema how many failing rows its `rules` tolerate: above `warn_above`
     their checks fail at `WARN`, above `error_above` at `ERROR`; a level left out is never
-    reached. A limit is a count (`10`), a fraction of the rows checked (`0.01`) or a
-    percentage (`"1%"`).
+    reached. A limit is a count of rows (`10`) or a percentage of the rows checked (`"1%"`);
+    a float is refused (its unit would be a guess).
 
     A name is a Dataframely rule name (`"email|nullability"`) or a column name (every rule of
     that column); a rule name wins over its column's. Decorators stack. `tolerate=` on

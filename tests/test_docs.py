@@ -548,11 +548,14 @@ STATED: dict[str, Expectation] = {
     "docs/tolerances.md: Volume and freshness: `@dd.expect_rows`, `@dd.expect_fresh` #2": (
         _prints(
             "failed at severity WARN: 50 rows, expected at least 100 rows",
-            "freshness passed: True, 2.0 hours old (newest paid_at within 6h)",
+            "freshness passed: True (newest paid_at within 6 h)",
         )
     ),
     "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=`": Run(
         {"sales": 50}, failed={"dy_table__freshness": WARN}
+    ),
+    "docs/tolerances.md: For one asset: `expect_rows=`, `expect_fresh=` #2": _prints(
+        "failed at severity WARN: the newest paid_at is 2 h old at "
     ),
     "docs/tolerances.md: On a gated asset: judged before the write": Run(
         {"gated_sales": None},

@@ -135,7 +135,8 @@ def test_stale_data_fails_freshness_and_blocks(tmp_path: Path, source: str) -> N
     checked = evaluations(result)[FRESH]
     assert (checked.passed, checked.severity) == (False, ERROR)
     assert checked.metadata["dy_age_seconds"].value > 3 * 86400
-    assert "the newest ordered_at is 3 days" in checked.metadata["dy_assessment"].value
+    assert "the newest ordered_at is 3 days old at " in checked.metadata["dy_assessment"].value
+    assert checked.metadata["dy_assessment"].value.endswith(", more than 1 day")
     assert "downstream" not in materialized(result)
 
 
@@ -221,6 +222,33 @@ def _freshness(
         if r.check_name == FRESH
     ]
     return result
+
+
+@pytest.mark.parametrize(
+    ("age", "within", "words"),
+    [
+        (dt.timedelta(days=4722, hours=20, minutes=31, seconds=26.571913), "30d", "4,722 days"),
+        (dt.timedelta(hours=3, minutes=20, seconds=5), "2h30m", "3 h 20 min"),
+        (dt.timedelta(minutes=95), "90m", "1 h 35 min"),
+        (dt.timedelta(seconds=42.5), 30, "42 s"),
+    ],
+)
+def test_freshness_states_ages_and_limits_as_people_write_them(
+    age: dt.timedelta, within: Any, words: str
+) -> None:
+    at = dt.datetime(2026, 12, 7, 12, 0, tzinfo=UTC)
+    fresh = dd.ExpectFresh("ordered_at", within=within)
+    newest = at.replace(tzinfo=None) - age
+
+    result = _freshness(Orders, _orders(1, newest=newest), expect_fresh=fresh, reference=at)
+
+    limit = {"30d": "30 days", "2h30m": "2 h 30 min", "90m": "1 h 30 min", 30: "30 s"}[within]
+    assert result.metadata["dy_assessment"].value == (
+        f"failed at severity ERROR: the newest ordered_at is {words} old at "
+        f"{at.isoformat()}, more than {limit}"
+    )
+    assert result.metadata["dy_expected"].value == f"newest ordered_at within {limit}"
+    assert result.metadata["dy_age_seconds"].value == age.total_seconds()
 
 
 def test_a_naive_column_is_read_in_utc_unless_a_time_zone_is_given() -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 import dagster as dg
 
+from .._engine.display import duration_words
 from .._engine.evaluate import Evaluation
 from .._engine.naming import FRESHNESS_CHECK, ROW_COUNT_CHECK
 from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
@@ -107,9 +108,10 @@ def _freshness(
         metadata[f.NEWEST] = dg.MetadataValue.text(instant.isoformat())
         metadata[f.AGE_SECONDS] = dg.MetadataValue.float(age.total_seconds())
         if not passed:
+            within = duration_words(fresh.within, exact=True)
             metadata[f.ASSESSMENT] = (
-                f"failed at severity {severity}: the newest {fresh.column} is {age} old at "
-                f"{at.isoformat()}, more than {fresh.within}"
+                f"failed at severity {severity}: the newest {fresh.column} is "
+                f"{duration_words(age)} old at {at.isoformat()}, more than {within}"
             )
     return _result(FRESHNESS_CHECK, fresh, passed, metadata, asset_key)
 

@@ -65,6 +65,27 @@ def percent(fraction: float) -> str:
     return f"{shown}%"
 
 
+def duration_words(span: timedelta, *, exact: bool = False) -> str:
+    """A duration as people write it: `3 h 20 min`, `1 day 12 h`, `4,722 days`, `0.25 s`.
+
+    An age (the default) shows its largest unit and the next when it is not zero, and whole
+    days only from 10 days on (`4,722 days`, not `4722 days, 20:31:26.571913`). `exact` shows
+    every unit down to the second, for a setting such as a freshness limit."""
+    seconds = span.total_seconds()
+    if seconds < 0:
+        return "-" + duration_words(-span, exact=exact)
+    if seconds < 1:
+        return f"{seconds:.2g} s"
+    days, rest = divmod(int(seconds), 86400)
+    parts = [(days, "day" if days == 1 else "days"), (rest // 3600, "h")]
+    parts += [(rest % 3600 // 60, "min"), (rest % 60, "s")]
+    shown = [(n, unit) for n, unit in parts if n]
+    if not exact:
+        first = next(i for i, (n, _) in enumerate(parts) if n)
+        shown = [parts[first]] if days >= 10 else [p for p in parts[first : first + 2] if p[0]]
+    return " ".join(f"{n:,} {unit}" for n, unit in shown)
+
+
 def dtype_name(dtype: pl.DataType | DataTypeClass) -> str:
     """A dtype as a reader writes it: `Datetime(us, UTC)`, `Enum(pending, paid, …)`,
     `List(String)`, not its constructor call."""

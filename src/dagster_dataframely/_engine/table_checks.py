@@ -20,6 +20,7 @@ import dataframely as dy
 import polars as pl
 
 from ..errors import InvalidTableCheckError
+from .display import duration_words
 from .severity import Severity
 
 S = TypeVar("S", bound=type[dy.Schema])
@@ -186,15 +187,7 @@ class ExpectFresh:
 
     def __str__(self) -> str:
         zone = f" (naive values in {self.time_zone})" if self.time_zone else ""
-        return f"newest {self.column} within {_words(self.within)}{zone}"
-
-
-def _words(age: timedelta) -> str:
-    seconds = age.total_seconds()
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
-        if seconds >= size and seconds % size == 0:
-            return f"{int(seconds // size)}{unit}"
-    return f"{seconds:g}s"
+        return f"newest {self.column} within {duration_words(self.within, exact=True)}{zone}"
 
 
 def expect_rows(

@@ -418,7 +418,9 @@ STATED: dict[str, Expectation] = {
     "docs/install.md: The three commonest mistakes #3": _prints(
         "The function of asset pandas_orders returned a pandas.DataFrame.",
     ),
-    "README.md: dagster-dataframely": Run({"orders": 12}),
+    "README.md: dagster-dataframely": Run(
+        {"orders": 13}, failed=DEFECTIVE_FAILS, error="DagsterAssetCheckFailedError"
+    ),
     "README.md: dagster-dataframely #2": Run({"orders": 12, "orders_quarantine": 0}),
     "docs/asset.md: Declare one": Run({"sales/orders": 12}),
     "docs/asset.md: A `MaterializeResult` carries your metadata": Run(

@@ -4,7 +4,9 @@
 (`tests/test_many_tables.py` reads it as `dagster job execute` prints it, cut at 20 rows.)"""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import re
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 import polars as pl
@@ -22,10 +24,19 @@ from dagster_dataframely.data import OrdersSchema, defective_orders
 from dagster_dataframely.io import ParquetIOManager
 
 
+def _logged(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> str:
+    """The run's one summary, as its log entry holds it."""
+    (entry,) = [
+        entry.user_message
+        for entry in instance.all_logs(result.run_id)
+        if entry.user_message.startswith("dagster-dataframely: ")
+    ]
+    return entry
+
+
 def _summary(instance: dg.DagsterInstance, result: dg.ExecuteInProcessResult) -> PrintedSummary:
-    """The run's one summary, from its log as the instance stores it."""
-    logged = "\n".join(entry.user_message for entry in instance.all_logs(result.run_id))
-    (summary,) = printed_summaries(logged)
+    """The run's one summary, read cell by cell."""
+    (summary,) = printed_summaries(_logged(instance, result))
     return summary
 
 
@@ -130,3 +141,22 @@ def test_a_sidecar_summary_names_kept_rows_and_counts_tolerated_checks(tmp_path:
     assert rows["amount|min"]["failing rows kept in"] == '"sales"."orders__dy_failures"'
     assert rows["amount|min"]["tolerance"] == "error above 0 rows"
     assert summary.passed.endswith(" (1 with failing rows within its tolerance).")
+
+
+def test_the_readme_shows_the_summary_its_first_example_prints(tmp_path: Path) -> None:
+    readme = (Path(__file__).parents[1] / "README.md").read_text()
+    setup, example = re.findall(r"^```python\n(.*?)^```", readme, re.S | re.M)[:2]
+    shown = re.search(r"^```text\n(dagster-dataframely: .*?)\n^```", readme, re.S | re.M)
+    assert shown is not None
+    defined: dict[str, Any] = {}
+    exec(setup + example, defined)
+    instance = dg.DagsterInstance.ephemeral()
+
+    result = dg.materialize(
+        [defined["orders"], defined["orders_checks"]],
+        resources={"io_manager": ParquetIOManager(base_dir=str(tmp_path))},
+        instance=instance,
+        raise_on_error=False,
+    )
+
+    assert _logged(instance, result) == shown.group(1)

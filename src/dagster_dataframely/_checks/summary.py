@@ -65,7 +65,7 @@ class Summary:
         ]
         rows = _rows(failed + warned)
         if rows:
-            lines += _table([_HEADER, *rows[:limit]])
+            lines += _table(rows[:limit])
             if len(rows) > limit:
                 lines.append(f"... and {len(rows) - limit} more")
         lines.append(_passed(passed))
@@ -122,11 +122,14 @@ def _row(figures: Figures) -> tuple[str, ...]:
 
 
 def _table(rows: list[tuple[str, ...]]) -> list[str]:
-    """`rows` as lines of left-aligned columns, two spaces apart."""
-    cells = [[shorten(cell, _CELL) for cell in row] for row in rows]
-    widths = [max(len(row[i]) for row in cells) for i in range(len(_HEADER))]
+    """`rows` under the header as lines of left-aligned columns, two spaces apart; a column
+    no row fills (no rows kept, say) is left out."""
+    shown = [i for i in range(len(_HEADER)) if any(row[i] != _NONE for row in rows)]
+    cells = [[_HEADER[i] for i in shown]]
+    cells += [[shorten(row[i], _CELL) for i in shown] for row in rows]
+    widths = [max(len(line[i]) for line in cells) for i in range(len(shown))]
     return [
-        "  ".join(c.ljust(w) for c, w in zip(row, widths, strict=True)).rstrip() for row in cells
+        "  ".join(c.ljust(w) for c, w in zip(line, widths, strict=True)).rstrip() for line in cells
     ]
 
 

@@ -620,6 +620,16 @@ STATED: dict[str, Expectation] = {
         "dy_rule__amount__min                           ERROR 1 of 13 rows",
         "dy_rule__note__max_length                      WARN  1 of 13 rows",
     ),
+    "docs/sidecar.md: The summary in the run's log": _prints(
+        "dagster-dataframely: 22 checks of 1 asset: 5 failed, 5 warned, 12 passed.",
+        "asset   rule                                failing rows  fraction  tolerance           "
+        "verdict  engine  failing rows kept in",
+        "orders  paid_orders_have_amount             2 of 13       15.4%     error above 0 rows  "
+        "failed   polars  …",
+        "orders  note|max_length                     1 of 13       7.7%      warn above 0 rows   "
+        "warned   polars  …",
+        "Passed: 12 checks.",
+    ),
     "docs/sidecar.md: Dtypes a warehouse changes: `read_dtypes`": (
         _read_dtypes_casts_what_duckdb_changed
     ),

@@ -26,7 +26,9 @@ dbt has no counterpart of.
 Each contender runs in a fresh process tree, round-robin: wall seconds, and CPU seconds and
 peak RSS of every process of the tree (`getrusage(RUSAGE_CHILDREN)` of a measuring process
 around it; its peak is that of the tree's largest single process, not their sum), medians.
-Each run's failing checks are compared with the ones the data were built to fail.
+Each run's failing checks are compared with the ones the data were built to fail. For the
+Dagster CLI contenders, each run also prints what the step summary cost: the most time a step
+took from its last event to its summary's log entry, by the events' own timestamps.
 """
 
 from __future__ import annotations
@@ -240,6 +242,7 @@ def measure(contender: str, folder_name: str) -> dict[str, Any]:
                 f"{contender} exited {run.returncode}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
             )
         failing, checked = verdicts(contender, folder, home, run.stdout)
+        summary = summary_ms(home) if contender not in ("dbt", "execute_in_process") else -1.0
     wanted = {tuple(pair) for pair in json.loads((folder / "expected.json").read_text())}
     return {
         "seconds": seconds,
@@ -249,6 +252,7 @@ def measure(contender: str, folder_name: str) -> dict[str, Any]:
         "failing": len(failing),
         "agrees": float(failing == wanted),
         "exit": run.returncode,
+        "summary_ms": summary,
     }
 
 
@@ -289,6 +293,26 @@ def dagster_verdicts(home: Path) -> list[tuple[tuple[str, str], bool]]:
     ]
 
 
+def summary_ms(home: Path) -> float:
+    """The most milliseconds a step of the run took from its last event before its summary to
+    the summary's log entry (the events' own timestamps): the summary's whole cost, formatting
+    what the step already holds and logging it."""
+    import dagster as dg
+
+    with dg.DagsterInstance.from_config(str(home)) as instance:
+        (record,) = instance.get_runs()
+        logs = instance.all_logs(record.run_id)
+    last: dict[str, float] = {}
+    gaps = [0.0]
+    for entry in logs:
+        if entry.step_key is None:
+            continue
+        if entry.user_message.startswith("dagster-dataframely: "):
+            gaps.append(entry.timestamp - last[entry.step_key])
+        last[entry.step_key] = entry.timestamp
+    return 1000 * max(gaps)
+
+
 def main(args: argparse.Namespace) -> None:
     if "dbt" in args.contenders and not DBT.exists():
         sys.path.insert(0, str(HERE))
@@ -311,7 +335,8 @@ def main(args: argparse.Namespace) -> None:
             found = child_figures(__file__, contender, str(folder), label=contender)
             print(
                 f"  {contender}: {found['seconds']:.1f} s, {found['cpu_seconds']:.1f} cpu s, "
-                f"{int(found['failing'])} failing, exit {int(found['exit'])}",
+                f"{int(found['failing'])} failing, exit {int(found['exit'])}"
+                + (f", summary {found['summary_ms']:.1f} ms" if found["summary_ms"] >= 0 else ""),
                 flush=True,
             )
             if not found["agrees"]:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import dagster as dg
 import pytest
+from support import printed_summaries
 
 VENV = Path(sys.executable).parent.parent
 COMPONENT = "dagster_dataframely.SchemaChecksComponent"
@@ -249,6 +250,12 @@ def test_dg_launch_runs_the_checks_and_an_error_rule_blocks_downstream(
     assert loaded == [
         "Loaded orders through IO manager 'io_manager' as a polars.LazyFrame; evaluating streaming."
     ]
+    # The CLI prints the checks' step summary: the figures, not only "did not pass".
+    (summary,) = printed_summaries(launched.stdout + launched.stderr)
+    assert summary.headline == "22 checks of 1 asset: 7 failed, 3 warned, 12 passed."
+    rows = {row["rule"]: row for row in summary.rows}
+    assert rows["primary_key"]["failing rows"] == "2 of 13"
+    assert rows["primary_key"]["tolerance"] == "error above 0 rows"
 
 
 def test_dagster_asset_materialize_runs_warned_checks_in_their_own_process(
@@ -284,4 +291,6 @@ def test_dagster_asset_materialize_runs_warned_checks_in_their_own_process(
     amount = evaluations["dy_col__amount"]
     assert not amount.passed and amount.severity == dg.AssetCheckSeverity.WARN
     assert amount.metadata["dy_failed_count"].value == 2  # amount|min and amount|max
+    (summary,) = printed_summaries(materialized.stdout + materialized.stderr)
+    assert {row["rule"]: row["verdict"] for row in summary.rows}["dy_col__amount"] == "warned"
     assert evaluations["dy_col__sku"].passed

@@ -24,12 +24,14 @@ from ..errors import NoCheckHistoryError
 
 @dataclass(frozen=True)
 class Evaluation:
-    """One stored evaluation of a check: its run, when, of which partition, and its figures."""
+    """One stored evaluation of a check: its run, when, of which partition, its figures and
+    its description (the rules it evaluates, in words)."""
 
     run_id: str
     timestamp: float
     partition: str | None
     figures: Figures
+    description: str | None
 
 
 @dataclass(frozen=True)
@@ -70,7 +72,11 @@ def read_history(
             continue
         by_asset[evaluation.asset_key].append(
             Evaluation(
-                record.run_id, record.timestamp, evaluation.partition, Figures.of(evaluation)
+                record.run_id,
+                record.timestamp,
+                evaluation.partition,
+                Figures.of(evaluation),
+                evaluation.description,
             )
         )
     if not by_asset:

@@ -29,6 +29,7 @@ code,pre{font:12px ui-monospace,monospace;background:#f6f8fa}
 pre{padding:.5rem;overflow-x:auto;white-space:pre-wrap}
 details{margin:.25rem 0 .75rem}summary{cursor:pointer}
 svg{vertical-align:middle}.plot{color:#0969da}.checks td{white-space:nowrap}
+.rule{color:#59636e;font-size:12px;white-space:normal}
 """
 
 
@@ -95,7 +96,7 @@ def _checks(checks: Sequence[Mapping[str, Any]]) -> str:
         fractions = [e["failed_fraction"] for e in check["history"]]
         known = [f for f in fractions if f is not None]
         rows.append(
-            f"<tr><td><code>{escape(check['check'])}</code></td>"
+            f"<tr><td><code>{escape(check['check'])}</code>{_described(check)}</td>"
             f"<td>{_verdict(check['verdict'])}</td>"
             f"<td>{escape(failing(latest))}</td>"
             f"<td>{escape(latest['tolerance'] or '')}</td>"
@@ -196,6 +197,11 @@ def _plot(values: Sequence[float], what: str, width: int = 120, height: int = 24
 
 def _verdict(verdict: str) -> str:
     return f'<span class="{verdict}">{MARKS[verdict]}</span>'
+
+
+def _described(check: Mapping[str, Any]) -> str:
+    text = check["description"]
+    return f'<br><span class="rule">{escape(text)}</span>' if text else ""
 
 
 def _code(text: str | None) -> str:

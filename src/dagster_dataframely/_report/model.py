@@ -50,6 +50,7 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
     checks = [
         {
             "check": name,
+            "description": evaluations[-1].description,
             "verdict": _worst(_latest_by_partition(evaluations)),
             "latest": _evaluation(evaluations[-1]),
             "history": [_evaluation(e) for e in evaluations[-last:]],

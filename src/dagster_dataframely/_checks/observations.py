@@ -15,8 +15,10 @@ from collections.abc import Iterable, Iterator
 
 import dagster as dg
 
+from . import figures as f
+
 #: The metadata key of a check's failing fraction, on its result and (prefixed) observed.
-FRACTION = "dy_failed_fraction"
+FRACTION = f.FAILED_FRACTION
 
 
 def observing(
@@ -32,9 +34,9 @@ def observing(
             continue
         observed = by_asset.setdefault(result.asset_key, {})
         observed[f"{FRACTION}/{result.check_name}"] = fraction
-        rows = result.metadata.get("dy_row_count")
+        rows = result.metadata.get(f.ROW_COUNT)
         if rows is not None:
-            observed["dy_row_count"] = rows
+            observed[f.ROW_COUNT] = rows
     for key, metadata in by_asset.items():
         yield dg.AssetObservation(
             asset_key=key,

@@ -21,6 +21,7 @@ from .._engine.settings import CheckSettings
 from .._engine.table_checks import NO_TABLE_CHECKS, ExpectFresh, ExpectRows, TableChecks
 from .._engine.trends import Trends
 from ..errors import ColumnSchemaError
+from . import figures as f
 from .asset_keys import parse_asset_key
 from .kept import Keeper, keeping
 from .specs import Check, plan
@@ -34,9 +35,6 @@ if TYPE_CHECKING:  # sqlglot is imported only when a pushdown runs
     from .._engine.sql.backend import SQLTable
 
 _LISTED_MISMATCHES = 50
-#: A failing check's outcome in words. The UI lists metadata sorted by key (Dagster's event log
-#: stores it with sorted keys), so the key sorts before every other key of a check result.
-ASSESSMENT = "dy_assessment"
 
 
 def check_results(
@@ -264,24 +262,24 @@ def results(
         failed = sum(evaluation.failed[rule.name] for rule in check.rules)
         metadata: dict[str, Any] = {}
         if failing:
-            metadata[ASSESSMENT] = _outcome(level, check, failing, evaluation)
+            metadata[f.ASSESSMENT] = _outcome(level, check, failing, evaluation)
         elif verdict.tolerated:
-            metadata[ASSESSMENT] = f"passed within its tolerance: {verdict.tolerated}"
+            metadata[f.ASSESSMENT] = f"passed within its tolerance: {verdict.tolerated}"
         if len(check.rules) == 1:
             rule = check.rules[0]
             if failing:
-                metadata["dy_constraint"] = dg.MetadataValue.text(shorten(rule.description))
-                metadata["dy_expression"] = dg.MetadataValue.text(rule.expression)
-        metadata |= {"dy_failed_count": failed, "dy_row_count": evaluation.row_count}
+                metadata[f.CONSTRAINT] = dg.MetadataValue.text(shorten(rule.description))
+                metadata[f.EXPRESSION] = dg.MetadataValue.text(rule.expression)
+        metadata |= {f.FAILED_COUNT: failed, f.ROW_COUNT: evaluation.row_count}
         metadata |= verdict.metadata()
-        metadata["dy_engine"] = _engine(check, evaluation)
+        metadata[f.ENGINE] = _engine(check, evaluation)
         if len(check.rules) == 1:
-            metadata["dy_rule"] = check.rules[0].name
+            metadata[f.RULE] = check.rules[0].name
         else:
-            metadata["dy_rules"] = table(_per_rule(check, evaluation, verdict), max_rows=50)
+            metadata[f.RULES] = table(_per_rule(check, evaluation, verdict), max_rows=50)
         sample = _sample(check, evaluation)
         if sample is not None:
-            metadata["dy_failed_sample"] = table(sample, null="null")
+            metadata[f.FAILED_SAMPLE] = table(sample, null="null")
         yield dg.AssetCheckResult(
             check_name=check.name,
             asset_key=asset_key,

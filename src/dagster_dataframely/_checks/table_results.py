@@ -16,6 +16,7 @@ import dagster as dg
 from .._engine.evaluate import Evaluation
 from .._engine.naming import FRESHNESS_CHECK, ROW_COUNT_CHECK
 from .._engine.table_checks import ExpectFresh, ExpectRows, TableChecks
+from . import figures as f
 
 SEVERITY = {"error": dg.AssetCheckSeverity.ERROR, "warn": dg.AssetCheckSeverity.WARN}
 
@@ -68,18 +69,18 @@ def skipped_table_results(
     declared = {ROW_COUNT_CHECK: table.rows, FRESHNESS_CHECK: table.fresh}
     for name, check in declared.items():
         if check is not None:
-            metadata = {"dy_expected": dg.MetadataValue.text(str(check)), "dy_skipped": reason}
+            metadata = {f.EXPECTED: dg.MetadataValue.text(str(check)), f.SKIPPED: reason}
             yield _result(name, check, True, metadata, asset_key)
 
 
 def _volume(rows: ExpectRows, count: int, asset_key: dg.AssetKey) -> dg.AssetCheckResult:
     passed = rows.judge(count)
     metadata: dict[str, Any] = {
-        "dy_row_count": dg.MetadataValue.int(count),
-        "dy_expected": dg.MetadataValue.text(str(rows)),
+        f.ROW_COUNT: dg.MetadataValue.int(count),
+        f.EXPECTED: dg.MetadataValue.text(str(rows)),
     }
     if not passed:
-        metadata["dy_assessment"] = (
+        metadata[f.ASSESSMENT] = (
             f"failed at severity {SEVERITY[rows.severity].value}: {count:,} rows, expected {rows}"
         )
     return _result(ROW_COUNT_CHECK, rows, passed, metadata, asset_key)
@@ -89,24 +90,24 @@ def _freshness(
     fresh: ExpectFresh, newest: Any, at: datetime, asset_key: dg.AssetKey, rows: int
 ) -> dg.AssetCheckResult:
     metadata: dict[str, Any] = {
-        "dy_expected": dg.MetadataValue.text(str(fresh)),
+        f.EXPECTED: dg.MetadataValue.text(str(fresh)),
         "dy_within_seconds": dg.MetadataValue.float(fresh.within.total_seconds()),
         "dy_reference": dg.MetadataValue.text(at.astimezone(timezone.utc).isoformat()),
     }
     severity = SEVERITY[fresh.severity].value
     if newest is None:
         passed = False
-        metadata["dy_assessment"] = (
+        metadata[f.ASSESSMENT] = (
             f"failed at severity {severity}: no {fresh.column} value in {rows:,} rows"
         )
     else:
         instant = fresh.instant(newest)
         age = at - instant
         passed = age <= fresh.within
-        metadata["dy_newest"] = dg.MetadataValue.text(instant.isoformat())
-        metadata["dy_age_seconds"] = dg.MetadataValue.float(age.total_seconds())
+        metadata[f.NEWEST] = dg.MetadataValue.text(instant.isoformat())
+        metadata[f.AGE_SECONDS] = dg.MetadataValue.float(age.total_seconds())
         if not passed:
-            metadata["dy_assessment"] = (
+            metadata[f.ASSESSMENT] = (
                 f"failed at severity {severity}: the newest {fresh.column} is {age} old at "
                 f"{at.isoformat()}, more than {fresh.within}"
             )

@@ -18,6 +18,7 @@ from .._engine.display import table
 from .._engine.evaluate import Evaluation
 from .._engine.naming import TRENDS_CHECK
 from .._engine.trends import ROWS, Deviation, Recorded, Trends, deviations, recorded
+from . import figures as f
 from .history_internals import FIGURES, RULES
 from .table_results import SEVERITY
 
@@ -53,13 +54,13 @@ def trend_results(
     metadata: dict[str, Any] = {
         FIGURES: dg.MetadataValue.json(current.figures),
         "dy_history": dg.MetadataValue.int(len(history)),
-        "dy_row_count": dg.MetadataValue.int(evaluation.row_count),
+        f.ROW_COUNT: dg.MetadataValue.int(evaluation.row_count),
     }
     if current.rules is not None:
         metadata[RULES] = current.rules
     needed = trends.min_history - len(history)
     if needed > 0:
-        metadata["dy_assessment"] = (
+        metadata[f.ASSESSMENT] = (
             f"passed: {len(history)} of the {trends.min_history} evaluations a trend needs are "
             f"in the history, {needed} more needed"
         )
@@ -75,14 +76,14 @@ def trend_results(
     if found:
         listed = ", ".join(_words(d) for d in found[:3])
         more = f" and {len(found) - 3} more" if len(found) > 3 else ""
-        metadata["dy_assessment"] = (
+        metadata[f.ASSESSMENT] = (
             f"failed at severity {level.value}: {listed}{more}, outside the median ± "
             f"{trends.k:g} * MAD of the last {len(history)} evaluations"
             + (f"; {unjudged}" if unjudged else "")
         )
         metadata["dy_trends"] = table(_table(found), max_rows=_LISTED)
     elif unjudged:
-        metadata["dy_assessment"] = f"passed: the row count within its band; {unjudged}"
+        metadata[f.ASSESSMENT] = f"passed: the row count within its band; {unjudged}"
     yield _result(asset_key, not found, level, trends, metadata)
 
 
@@ -93,7 +94,7 @@ def skipped_trend_result(
     `dy_skipped`; it records no figures, so the runs after it do not count it as history."""
     if trends is not None:
         level = SEVERITY[trends.severity]
-        yield _result(asset_key, True, level, trends, {"dy_skipped": reason})
+        yield _result(asset_key, True, level, trends, {f.SKIPPED: reason})
 
 
 def _result(

@@ -16,6 +16,7 @@ from .._engine.catalogue import Rule
 from .._engine.display import share
 from .._engine.evaluate import Evaluation
 from .._engine.severity import Severity
+from . import figures as f
 from .specs import Check
 
 
@@ -86,9 +87,9 @@ class Verdict:
         plots) and `dy_tolerance_margin` (the smallest rule's)."""
         words = {str(rule.limits) for rule in self.check.rules}
         return {
-            "dy_tolerance": dg.MetadataValue.text(
-                words.pop() if len(words) == 1 else "per rule, see dy_rules"
+            f.TOLERANCE: dg.MetadataValue.text(
+                words.pop() if len(words) == 1 else f"per rule, see {f.RULES}"
             ),
-            "dy_failed_fraction": dg.MetadataValue.float(max(self.fractions.values())),
-            "dy_tolerance_margin": dg.MetadataValue.int(min(self.margins.values())),
+            f.FAILED_FRACTION: dg.MetadataValue.float(max(self.fractions.values())),
+            f.TOLERANCE_MARGIN: dg.MetadataValue.int(min(self.margins.values())),
         }

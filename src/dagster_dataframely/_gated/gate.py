@@ -46,6 +46,7 @@ from typing import Any, TypeAlias
 import dagster as dg
 import polars as pl
 
+from .._checks import figures as f
 from .._checks.asset_keys import parse_asset_key
 from .._checks.metadata import table_schema
 from .._checks.results import column_schema_results, results
@@ -250,7 +251,7 @@ def gated_results(
         yield from told(Fate(error=UNWRITTEN, warn=UNWRITTEN))
         raise
     quarantined: dict[str, Any] = {
-        "dy_quarantine": address,
+        f.QUARANTINE: address,
         "dy_quarantined_rows": split.invalid_rows,
     }
     held_back = f"quarantined: held back in {address}"
@@ -314,6 +315,6 @@ def skipped_results(
         *column_schema_results(dy_schema, own_dtypes, asset_key),
         *results(plan(catalogue, settings, dy_schema.__name__), nothing, asset_key=asset_key),
     ):
-        yield result.with_metadata({**result.metadata, "dy_skipped": reason})
+        yield result.with_metadata({**result.metadata, f.SKIPPED: reason})
     yield from skipped_table_results(table_checks, asset_key=asset_key, reason=reason)
     yield from skipped_trend_result(trends, asset_key=asset_key, reason=reason)

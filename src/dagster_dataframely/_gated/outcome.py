@@ -11,6 +11,7 @@ from typing import Any
 import dagster as dg
 import polars as pl
 
+from .._checks import figures as f
 from .._checks.metadata import COLUMN_SCHEMA_KEY, written_schema
 from .._checks.specs import Check
 from .._engine.display import table
@@ -50,13 +51,13 @@ class Fate:
             failing = {r.severity for r in check.rules if evaluation.failed[r.name]}
             words = {self.error if severity == "error" else self.warn for severity in failing}
             metadata: dict[str, Any] = dict(result.metadata)
-            metadata["dy_failed_rows"] = (
+            metadata[f.FAILED_ROWS] = (
                 words.pop()
                 if len(words) == 1
                 else f'rows of its "error" rules: {self.error}; of its "warn" rules: {self.warn}'
             )
             if self.quarantine is not None and ("error" in failing or self.all):
-                metadata["dy_quarantine"] = self.quarantine
+                metadata[f.QUARANTINE] = self.quarantine
             yield result.with_metadata(metadata)
 
 

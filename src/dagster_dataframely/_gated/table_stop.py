@@ -16,6 +16,7 @@ from collections.abc import Sequence
 
 import dagster as dg
 
+from .._checks import figures as f
 from .._engine.naming import FRESHNESS_CHECK, ROW_COUNT_CHECK, TRENDS_CHECK
 
 #: The failing rules' rows in a run a table check stopped (`dy_failed_rows`).
@@ -54,5 +55,5 @@ _BOUNDS = {
 
 
 def _assessment(result: dg.AssetCheckResult) -> str:
-    value = result.metadata.get("dy_assessment")
+    value = result.metadata.get(f.ASSESSMENT)
     return str(getattr(value, "value", value)).removeprefix("failed at severity ERROR: ")

@@ -28,6 +28,7 @@ import dagster as dg
 import dataframely as dy
 import polars as pl
 
+from .._checks import figures as f
 from .._engine.catalogue import Rule
 from .._engine.evaluate import Evaluation
 from .._engine.failing_rows import (
@@ -94,15 +95,15 @@ class Kept:
     def metadata(self, rules: Sequence[Rule], evaluation: Evaluation) -> dict[str, Any]:
         """What a failing check of `rules` carries: the address, a query, the count and cap."""
         if self.error is not None:
-            return {"dy_failing_rows_error": dg.MetadataValue.text(self.error)}
+            return {f.KEPT_ERROR: dg.MetadataValue.text(self.error)}
         flags = [rule.check_name for rule in failing_rules(rules, evaluation)]
         found: dict[str, Any] = {
-            "dy_failing_rows_table": dg.MetadataValue.text(self.address),
-            "dy_failing_rows_kept": self.kept,
-            "dy_failing_rows_cap": self.cap,
+            f.KEPT_TABLE: dg.MetadataValue.text(self.address),
+            f.KEPT_ROWS: self.kept,
+            f.KEPT_CAP: self.cap,
         }
         if flags and self.query is not None:  # text: shown whole in the Checks tab, copied as is
-            found["dy_failing_rows"] = dg.MetadataValue.text(self.query(flags))
+            found[f.KEPT_QUERY] = dg.MetadataValue.text(self.query(flags))
         return found
 
 

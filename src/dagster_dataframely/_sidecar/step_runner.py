@@ -24,6 +24,7 @@ from typing import Any
 
 import dagster as dg
 
+from .._checks import figures as f
 from .._engine.display import share, shorten
 from .._engine.severity import listed
 from ..errors import ColumnSchemaError, TablesNotCheckedError
@@ -144,7 +145,7 @@ class _Tally:
                         check_name=key.name,
                         passed=False,
                         severity=dg.AssetCheckSeverity.ERROR,
-                        metadata={"dy_error": dg.MetadataValue.text(text)},
+                        metadata={f.ERROR: dg.MetadataValue.text(text)},
                     )
         blocking = {spec.name for spec in plan.specs if spec.blocking}
         failed = [

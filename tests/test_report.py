@@ -133,6 +133,29 @@ def _latest(instance: dg.DagsterInstance) -> dict[tuple[str, str], dg.AssetCheck
     return latest
 
 
+def _verdict(evaluation: dg.AssetCheckEvaluation) -> str:
+    if evaluation.passed:
+        return "passed"
+    return "warned" if evaluation.severity == dg.AssetCheckSeverity.WARN else "failed"
+
+
+def _current(instance: dg.DagsterInstance) -> dict[tuple[str, str], dg.AssetCheckEvaluation]:
+    """Per check, the evaluation its verdict comes from: its latest, and of a partitioned
+    check the worst of each partition's latest (the newest of equals)."""
+    by_partition: dict[tuple[str, str], dict[str | None, dg.AssetCheckEvaluation]] = {}
+    for _, evaluation in _stored(instance):
+        key = (evaluation.asset_key.to_user_string(), evaluation.check_name)
+        by_partition.setdefault(key, {})[evaluation.partition] = evaluation
+    rank = ["passed", "warned", "failed"]
+    current = {}
+    for key, latest in by_partition.items():
+        ordered = list(latest.values())
+        current[key] = max(
+            reversed(ordered), key=lambda e: rank.index(_verdict(e))
+        )  # max keeps the first of equals: the newest
+    return current
+
+
 def _report(shop: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return dagster_dataframely("report", *args, cwd=shop, env=_env(shop / "dagster_home", shop))
 
@@ -171,6 +194,10 @@ def test_every_figure_in_the_json_is_the_evaluations_metadata(
         assert [e["failed_count"] for e in reported[(asset, name)]["history"]] == [
             _value(e, "dy_failed_count") for e in history
         ]
+    for key, evaluation in _current(instance).items():
+        assert reported[key]["verdict"] == _verdict(evaluation)
+        assert reported[key]["current"]["partition"] == evaluation.partition
+        assert reported[key]["current"]["failed_count"] == _value(evaluation, "dy_failed_count")
     runs = {run_id for run_id, _ in stored}
     assert {e["run_id"] for c in reported.values() for e in c["history"]} == runs
     assert report["totals"]["failed"] > 0 and report["totals"]["passed"] > 0
@@ -214,24 +241,32 @@ def test_a_partition_filter_keeps_only_that_partitions_evaluations(
     assert report["filters"]["partition"] == "us"
 
 
-def test_the_markdown_shows_each_checks_latest_figures(
+def test_the_markdown_lists_each_failing_check_and_counts_the_passing_ones(
     shop: Path, instance: dg.DagsterInstance
 ) -> None:
     written = _report(shop, "--format", "markdown")
     assert written.returncode == 0, written.stderr
-    lines = written.stdout.splitlines()
+    sections = re.split(r"^## ", written.stdout, flags=re.MULTILINE)[1:]
+    by_asset = {section.split(":")[0]: section for section in sections}
+    current = _current(instance)
 
-    for (asset, name), evaluation in _latest(instance).items():
-        section = lines.index(next(line for line in lines if line.startswith(f"## {asset}:")))
-        row = next(line for line in lines[section:] if line.startswith(f"| `{name}` |"))
-        failed, rows = _value(evaluation, "dy_failed_count"), _value(evaluation, "dy_row_count")
-        if failed is not None:
-            assert f"{failed:,} of {rows:,} rows" in row
-            assert f"| {_value(evaluation, 'dy_tolerance')} |" in row
-            assert f"| {_value(evaluation, 'dy_engine')} |" in row
+    for (asset, name), evaluation in current.items():
+        lines = by_asset[asset].splitlines()
+        rows = [line for line in lines if line.startswith(f"| `{name}` |")]
+        if _verdict(evaluation) == "passed":
+            assert rows == []
+            continue
+        (row,) = rows
+        failed, checked = _value(evaluation, "dy_failed_count"), _value(evaluation, "dy_row_count")
+        assert f"| {failed:,} of {checked:,} rows" in row
+        assert f"| {_value(evaluation, 'dy_tolerance')} |" in row
+        assert f"| {_value(evaluation, 'dy_engine')} |" in row
         kept = _value(evaluation, "dy_quarantine") or _value(evaluation, "dy_failing_rows_table")
         if kept:
             assert f"`{kept}`" in row
+    for asset, section in by_asset.items():
+        passed = sum(1 for (a, _), e in current.items() if a == asset and e.passed)
+        assert re.search(rf"passed: {passed} (other )?checks\.", section), section
     assert "| Partition | " in written.stdout
 
 
@@ -287,13 +322,13 @@ def test_the_html_opens_offline_in_chromium_with_every_checks_figures(
 
     assert not _CONSOLE.search(log), log
     text = re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", dom)).replace("&nbsp;", " ")
-    for (_, name), evaluation in _latest(instance).items():
+    for (_, name), evaluation in _current(instance).items():
         assert name in text
         failed, rows = _value(evaluation, "dy_failed_count"), _value(evaluation, "dy_row_count")
         if failed is not None:
             assert f"{failed:,} of {rows:,} rows" in text
     assert dom.count("<svg") >= len(_latest(instance))
-    assert "Partitions x checks" in text
+    assert "Partitions \u00d7 checks" in text
     assert "The schema's columns and rules" in text and "order_id" in text
 
 

@@ -11,7 +11,7 @@ from collections.abc import Mapping, Sequence
 from html import escape
 from typing import Any
 
-from .words import MARKS, failing, filters, totals
+from .words import MARKS, failing, filters, last_runs, totals
 
 _POLICY = "default-src 'none'; style-src 'unsafe-inline'"
 _STYLE = """
@@ -28,7 +28,8 @@ td.n{text-align:right;font-variant-numeric:tabular-nums}
 code,pre{font:12px ui-monospace,monospace;background:#f6f8fa}
 pre{padding:.5rem;overflow-x:auto;white-space:pre-wrap}
 details{margin:.25rem 0 .75rem}summary{cursor:pointer}
-svg{vertical-align:middle}.plot{color:#0969da}.checks td{white-space:nowrap}
+svg{vertical-align:middle}.plot{color:#0969da}
+.checks td.nw{white-space:nowrap}.address{word-break:break-all}
 .rule{color:#59636e;font-size:12px;white-space:normal}
 """
 
@@ -76,8 +77,8 @@ def _asset(asset: Mapping[str, Any]) -> str:
     ]
     if counts:
         parts.append(
-            f"<p>Rows checked over the last {len(counts)} runs {_plot(counts, 'rows')} "
-            f"latest {counts[-1]:,}</p>"
+            f"<p>Rows checked {last_runs(len(counts))}: {_plot(counts, 'rows')} "
+            f"{'latest ' if len(counts) > 1 else ''}{counts[-1]:,}</p>"
         )
     parts.append(_checks(asset["checks"]))
     if asset["partitions"] is not None:
@@ -92,24 +93,24 @@ def _asset(asset: Mapping[str, Any]) -> str:
 def _checks(checks: Sequence[Mapping[str, Any]]) -> str:
     rows = []
     for check in checks:
-        latest = check["latest"]
+        current = check["current"]
         fractions = [e["failed_fraction"] for e in check["history"]]
         known = [f for f in fractions if f is not None]
         rows.append(
             f"<tr><td><code>{escape(check['check'])}</code>{_described(check)}</td>"
-            f"<td>{_verdict(check['verdict'])}</td>"
-            f"<td>{escape(failing(latest))}</td>"
-            f"<td>{escape(latest['tolerance'] or '')}</td>"
-            f"<td>{escape(latest['engine'] or '')}</td>"
-            f"<td>{escape(latest['partition'] or '')}</td>"
-            f"<td>{_plot(known, 'failing fraction') if known else ''}</td>"
-            f"<td>{_code(latest['kept'])}</td></tr>"
+            f'<td class="nw">{_verdict(check["verdict"])}</td>'
+            f'<td class="nw">{escape(failing(current))}</td>'
+            f'<td class="nw">{escape(current["tolerance"] or "")}</td>'
+            f"<td>{escape(current['engine'] or '')}</td>"
+            f"<td>{escape(current['partition'] or '')}</td>"
+            f"<td>{_plot(known, 'failing fraction')}</td>"
+            f"<td>{_address(current['kept'])}</td></tr>"
         )
     return _table(
         [
             "Check",
             "Verdict",
-            "Failing rows, latest",
+            "Failing rows",
             "Tolerance",
             "Engine",
             "Partition",
@@ -123,21 +124,21 @@ def _checks(checks: Sequence[Mapping[str, Any]]) -> str:
 
 def _details(check: Mapping[str, Any]) -> str:
     """A failed or warned check's assessment, sample and the query of its kept rows."""
-    latest = check["latest"]
-    if latest["verdict"] in ("passed", "unknown") and not latest["kept_query"]:
+    current = check["current"]
+    if current["verdict"] in ("passed", "unknown") and not current["kept_query"]:
         return ""
     parts = [f"<details><summary><code>{escape(check['check'])}</code>: details</summary>"]
-    if latest["assessment"]:
-        parts.append(f"<p>{escape(latest['assessment'])}</p>")
-    if latest["sample"]:
-        names = list(latest["sample"][0])
+    if current["assessment"]:
+        parts.append(f"<p>{escape(current['assessment'])}</p>")
+    if current["sample"]:
+        names = list(current["sample"][0])
         rows = [
             "<tr>" + "".join(f"<td>{escape(str(row.get(n)))}</td>" for n in names) + "</tr>"
-            for row in latest["sample"]
+            for row in current["sample"]
         ]
         parts.append("<p>Failing rows, a sample:</p>" + _table(names, rows))
-    if latest["kept_query"]:
-        parts.append(f"<p>The kept rows:</p><pre>{escape(latest['kept_query'])}</pre>")
+    if current["kept_query"]:
+        parts.append(f"<p>The kept rows:</p><pre>{escape(current['kept_query'])}</pre>")
     parts.append("</details>")
     return "".join(parts)
 
@@ -156,7 +157,7 @@ def _grid(grid: Mapping[str, Any]) -> str:
         for partition, verdicts in grid["verdicts"].items()
     ]
     header = ["Partition", *checks]
-    return "<h3>Partitions x checks</h3>" + _table(header, rows)
+    return "<h3>Partitions \u00d7 checks</h3>" + _table(header, rows)
 
 
 def _columns(columns: Sequence[Mapping[str, Any]], table_rules: Sequence[str]) -> str:
@@ -177,18 +178,21 @@ def _columns(columns: Sequence[Mapping[str, Any]], table_rules: Sequence[str]) -
 
 
 def _plot(values: Sequence[float], what: str, width: int = 120, height: int = 24) -> str:
-    """`values` (oldest first) as a line, the latest a dot; its title lists them."""
+    """`values` (oldest first) as a line, the latest a dot at the right; its title lists them.
+    Nothing for fewer than two: one run has no trend."""
+    if len(values) < 2:
+        return ""
     top = max(values) or 1.0
-    step = width / max(len(values) - 1, 1)
+    step = width / (len(values) - 1)
     points = [
-        (round(i * step, 1), round(height - 2 - (height - 4) * v / top, 1))
+        (round(3 + i * step, 1), round(height - 3 - (height - 6) * v / top, 1))
         for i, v in enumerate(values)
     ]
     line = " ".join(f"{x},{y}" for x, y in points)
     shown = ", ".join(f"{v:,}" if isinstance(v, int) else f"{v:.4g}" for v in values)
     x, y = points[-1]
     return (
-        f'<svg class="plot" width="{width + 4}" height="{height}" role="img" '
+        f'<svg class="plot" width="{width + 6}" height="{height}" role="img" '
         f'aria-label="{what}: {shown}"><title>{what}: {shown}</title>'
         f'<polyline fill="none" stroke="currentColor" stroke-width="1.5" points="{line}"/>'
         f'<circle cx="{x}" cy="{y}" r="2.5" fill="currentColor"/></svg>'
@@ -204,8 +208,8 @@ def _described(check: Mapping[str, Any]) -> str:
     return f'<br><span class="rule">{escape(text)}</span>' if text else ""
 
 
-def _code(text: str | None) -> str:
-    return f"<code>{escape(text)}</code>" if text else ""
+def _address(text: str | None) -> str:
+    return f'<code class="address">{escape(text)}</code>' if text else ""
 
 
 def _table(header: Sequence[str], rows: Sequence[str], kind: str = "") -> str:

@@ -1,13 +1,14 @@
 """The report as Markdown, for a pull request's comment or a CI log: per asset, one table of
-its checks' latest figures and the failing fraction over the last runs, and the partitions x
-checks grid of a partitioned asset. The columns, samples and plots stay in the HTML."""
+the checks that failed or warned (latest figures, and the failing fraction over the last
+runs), one line for those that passed, and the partitions x checks grid of a partitioned
+asset. The columns, samples and plots stay in the HTML."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .words import MARKS, failing, filters, totals
+from .words import MARKS, failing, filters, last_runs, totals
 
 
 def render_markdown(report: Mapping[str, Any]) -> str:
@@ -23,15 +24,19 @@ def render_markdown(report: Mapping[str, Any]) -> str:
         lines += ["", f"## {asset['asset']}: {MARKS[asset['verdict']]}", ""]
         rows = asset["row_counts"]
         if rows:
-            lines += [f"Rows checked, last {len(rows)} runs: {_trend([r['rows'] for r in rows])}"]
+            counts = _trend([r["rows"] for r in rows])
+            lines += [f"Rows checked {last_runs(len(rows))}: {counts}", ""]
+        flagged = [check for check in asset["checks"] if check["verdict"] != "passed"]
+        if flagged:
+            header = ["Check", "Verdict", "Failing rows", "Tolerance", "Engine", "Partition"]
+            lines += _table([*header, "Trend", "Kept in"], [_check(check) for check in flagged])
             lines += [""]
-        lines += _table(
-            ["Check", "Verdict", "Failing rows, latest", "Tolerance", "Engine", "Trend", "Kept in"],
-            [_check(check) for check in asset["checks"]],
-        )
+        passed = len(asset["checks"]) - len(flagged)
+        if passed:
+            lines += [f"{MARKS['passed']}: {passed} {'other ' if flagged else ''}checks."]
         if asset["partitions"] is not None:
             grid = asset["partitions"]
-            lines += ["", "Partitions x checks:", ""]
+            lines += ["", "Partitions \u00d7 checks:", ""]
             lines += _table(
                 ["Partition", *grid["checks"]],
                 [
@@ -43,16 +48,17 @@ def render_markdown(report: Mapping[str, Any]) -> str:
 
 
 def _check(check: Mapping[str, Any]) -> list[str]:
-    latest = check["latest"]
+    current = check["current"]
     fractions = [e["failed_fraction"] for e in check["history"] if e["failed_fraction"] is not None]
     return [
         f"`{check['check']}`",
         MARKS[check["verdict"]],
-        failing(latest),
-        latest["tolerance"] or "",
-        latest["engine"] or "",
+        failing(current),
+        current["tolerance"] or "",
+        current["engine"] or "",
+        current["partition"] or "",
         _trend([f"{f:.2%}" for f in fractions]),
-        f"`{latest['kept']}`" if latest["kept"] else "",
+        f"`{current['kept']}`" if current["kept"] else "",
     ]
 
 

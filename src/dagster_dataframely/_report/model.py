@@ -1,10 +1,12 @@
 """The report as plain data: what every format shows, and the JSON itself.
 
-One mapping, built once from the history: the HTML and Markdown render it, the JSON is it
+One mapping, built once from the history, worst first (assets and each asset's checks by
+verdict, failed first, then by name): the HTML and Markdown render it, the JSON is it
 (its shape is documented in docs/report.md). Per asset: its checks, each with its verdict
-(the worst of its partitions' latest), its latest evaluation and its last evaluations (the
-plots), the rows checked per run, the partitions x
-checks grid of a partitioned asset, and the schema's columns and rules where known.
+and the evaluation behind it (`current`: the latest, or the worst of its partitions' latest),
+its latest evaluation and its last evaluations (the plots); the rows checked per run, the
+partitions x checks grid of a partitioned asset, and the schema's columns and rules where
+known.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ def report_model(
     history: History, *, instance: str, filters: Mapping[str, str | None], last: int
 ) -> dict[str, Any]:
     """The report of `history`: each check's plot keeps its `last` evaluations."""
-    assets = [_asset(asset, last) for asset in history.assets]
+    assets = sorted((_asset(asset, last) for asset in history.assets), key=_worst_first)
     return {
         "version": VERSION,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -39,6 +41,10 @@ def report_model(
     }
 
 
+def _worst_first(asset: Mapping[str, Any]) -> tuple[int, str]:
+    return -VERDICTS.index(asset["verdict"]), asset["asset"]
+
+
 def _count(assets: Sequence[Mapping[str, Any]], verdict: str) -> int:
     return sum(check["verdict"] == verdict for a in assets for check in a["checks"])
 
@@ -47,16 +53,20 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
     by_check: dict[str, list[Evaluation]] = {}
     for evaluation in asset.evaluations:
         by_check.setdefault(evaluation.figures.check or "", []).append(evaluation)
-    checks = [
-        {
-            "check": name,
-            "description": evaluations[-1].description,
-            "verdict": _worst(_latest_by_partition(evaluations)),
-            "latest": _evaluation(evaluations[-1]),
-            "history": [_evaluation(e) for e in evaluations[-last:]],
-        }
-        for name, evaluations in sorted(by_check.items())
-    ]
+    checks: list[dict[str, Any]] = []
+    for name, evaluations in sorted(by_check.items()):
+        current = _current(evaluations)
+        checks.append(
+            {
+                "check": name,
+                "description": evaluations[-1].description,
+                "verdict": current.figures.verdict,
+                "current": _evaluation(current),
+                "latest": _evaluation(evaluations[-1]),
+                "history": [_evaluation(e) for e in evaluations[-last:]],
+            }
+        )
+    checks.sort(key=lambda check: (-VERDICTS.index(check["verdict"]), check["check"]))
     partitioned = any(e.partition is not None for e in asset.evaluations)
     return {
         "asset": asset.key.to_user_string(),
@@ -70,9 +80,12 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
     }
 
 
-def _latest_by_partition(evaluations: Sequence[Evaluation]) -> list[str]:
-    """The latest verdict of each partition (of the one latest, unpartitioned)."""
-    return list({e.partition: e.figures.verdict for e in evaluations}.values())
+def _current(evaluations: Sequence[Evaluation]) -> Evaluation:
+    """The evaluation behind a check's verdict: its latest, or for a partitioned check the
+    worst of its partitions' latest (the newest of equals), so the figures shown beside the
+    verdict are the ones that made it."""
+    latest = {e.partition: e for e in evaluations}.values()
+    return max(latest, key=lambda e: (VERDICTS.index(e.figures.verdict), e.timestamp))
 
 
 def _worst(verdicts: Iterable[str]) -> str:

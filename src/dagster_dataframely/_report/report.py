@@ -48,8 +48,10 @@ def check_report(
         last: how many evaluations of each check the plots show.
 
     Raises:
-        InstanceNotFoundError, NoCheckHistoryError, UnmatchedSelectionError,
-        InvalidSettingError: with what was asked and what to do.
+        InstanceNotFoundError: `DAGSTER_HOME` is not set, or names no directory.
+        NoCheckHistoryError: the instance holds no check evaluation (within the filters).
+        UnmatchedSelectionError: `select` matches no checked asset, or needs `definitions`.
+        InvalidSettingError: `since` or `format` is not one the report takes.
     """
     opened, where = _instance(instance)
     start = _since(since)

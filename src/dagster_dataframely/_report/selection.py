@@ -45,7 +45,7 @@ def selector(
                 if definitions is not None
                 else dg.Definitions(assets=[dg.AssetSpec(key) for key in keys])
             ).resolve_asset_graph()
-            chosen = parsed.resolve(graph) & keys
+            chosen = set(parsed.resolve(graph)) & keys
         except dg.DagsterInvalidAssetSelectionError as error:
             raise UnmatchedSelectionError(
                 f"The asset selection {selection!r} is not in Dagster's selection syntax: "

@@ -34,3 +34,8 @@ def totals(report: Mapping[str, Any]) -> str:
     counts = report["totals"]
     shown = [f"{counts[v]} {v}" for v in ("failed", "warned", "passed", "unknown") if counts[v]]
     return ", ".join(shown)
+
+
+def last_runs(count: int) -> str:
+    """`in the last run`, `over the last 5 runs`."""
+    return "in the last run" if count == 1 else f"over the last {count} runs"

@@ -379,8 +379,18 @@ def test_a_selection_matching_nothing_names_the_closest_keys(
         dd.check_report(instance=instance, select="key:ordrs")
     with pytest.raises(UnmatchedSelectionError, match=r"needs the asset graph.*--defs"):
         dd.check_report(instance=instance, select="group:regions")
-    only = json.loads(dd.check_report(format="json", instance=instance, select="orders"))
-    assert [asset["asset"] for asset in only["assets"]] == ["orders"]
+    with pytest.raises(UnmatchedSelectionError, match="not in Dagster's selection syntax"):
+        dd.check_report(instance=instance, select="orders or regional")
+    with pytest.raises(UnmatchedSelectionError, match=r"'nope' matches no asset"):
+        dd.check_report(instance=instance, select="nope")
+
+    def selected(selection: str) -> list[str]:
+        report = json.loads(dd.check_report(format="json", instance=instance, select=selection))
+        return [asset["asset"] for asset in report["assets"]]
+
+    assert selected("orders") == ["orders"]
+    assert selected("not key:orders") == ["regional"]
+    assert sorted(selected("key:orders or key:regional")) == ["orders", "regional"]
 
 
 def test_with_the_definitions_a_selection_resolves_against_the_asset_graph(shop: Path) -> None:
@@ -396,3 +406,19 @@ def test_with_the_definitions_a_selection_resolves_against_the_asset_graph(shop:
         "order_id",
         "line",
     ]
+
+
+def test_the_pages_python_example_writes_the_report(
+    shop: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/report.md's example, run against the runs' instance as DAGSTER_HOME."""
+    page = (Path(__file__).parents[1] / "docs" / "report.md").read_text()
+    (block,) = re.findall(r"^```python\n(.*?)^```", page, re.S | re.M)
+    monkeypatch.setenv("DAGSTER_HOME", str(shop / "dagster_home"))
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+
+    exec(compile(block, "docs/report.md", "exec"), namespace)
+
+    assert "<h2>orders " in (tmp_path / "quality.html").read_text()
+    assert namespace["pull_request"].count("\n## ") == 1  # orders only

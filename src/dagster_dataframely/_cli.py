@@ -21,7 +21,7 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -203,10 +203,9 @@ def _infer(args: argparse.Namespace) -> int:
 
 def _report(args: argparse.Namespace) -> int:
     from ._report import check_report
-    from .errors import DagsterDataframelyError
 
-    try:
-        text = check_report(
+    return _text_command(
+        lambda: check_report(
             format=args.format,
             instance=args.instance,
             select=args.select,
@@ -214,14 +213,9 @@ def _report(args: argparse.Namespace) -> int:
             partition=args.partition,
             definitions=None if args.defs is None else _definitions(args.defs),
             last=args.last,
-        )
-    except _ImportFailure as error:
-        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
-        return USAGE_ERROR
-    except DagsterDataframelyError as error:
-        print(f"dagster-dataframely: error: {error}", file=sys.stderr)
-        return MIGRATION_ERROR
-    return _written(text, args.output)
+        ),
+        args.output,
+    )
 
 
 def _definitions(path: str) -> Any:
@@ -257,18 +251,28 @@ def _infer_dbt(args: argparse.Namespace) -> int:
 
 
 def _dbt_contract(args: argparse.Namespace) -> int:
-    from .errors import DagsterDataframelyError
     from .infer import dbt_contract
 
+    return _text_command(
+        lambda: dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect),
+        args.output,
+    )
+
+
+def _text_command(make: Callable[[], str], output: Path | None) -> int:
+    """Write the text `make` returns; an import path that leads nowhere is a usage error, the
+    package's own errors a failure, each printed as one line."""
+    from .errors import DagsterDataframelyError
+
     try:
-        text = dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect)
+        text = make()
     except _ImportFailure as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except DagsterDataframelyError as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
-    return _written(text, args.output)
+    return _written(text, output)
 
 
 def _written(source: str, output: Path | None) -> int:

@@ -22,7 +22,7 @@ from .history import AssetHistory, Evaluation, History
 
 #: The shape of the JSON, stated in it so a tool can tell a later one apart.
 VERSION = 1
-#: Verdicts from best to worst: an asset's is its checks' worst latest one.
+#: Verdicts from best to worst: an asset's is its checks' worst.
 VERDICTS = ("passed", "unknown", "warned", "failed")
 
 
@@ -30,7 +30,8 @@ def report_model(
     history: History, *, instance: str, filters: Mapping[str, str | None], last: int
 ) -> dict[str, Any]:
     """The report of `history`: each check's plot keeps its `last` evaluations."""
-    assets = sorted((_asset(asset, last) for asset in history.assets), key=_worst_first)
+    assets = [_asset(asset, last) for asset in history.assets]
+    assets.sort(key=lambda asset: _worst_first(asset["verdict"], asset["asset"]))
     return {
         "version": VERSION,
         "generated_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
@@ -41,8 +42,9 @@ def report_model(
     }
 
 
-def _worst_first(asset: Mapping[str, Any]) -> tuple[int, str]:
-    return -VERDICTS.index(asset["verdict"]), asset["asset"]
+def _worst_first(verdict: str, name: str) -> tuple[int, str]:
+    """The order of assets and checks: failed first, then by name."""
+    return -VERDICTS.index(verdict), name
 
 
 def _count(assets: Sequence[Mapping[str, Any]], verdict: str) -> int:
@@ -54,7 +56,7 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
     for evaluation in asset.evaluations:
         by_check.setdefault(evaluation.figures.check or "", []).append(evaluation)
     checks: list[dict[str, Any]] = []
-    for name, evaluations in sorted(by_check.items()):
+    for name, evaluations in by_check.items():
         current = _current(evaluations)
         checks.append(
             {
@@ -66,7 +68,7 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
                 "history": [_evaluation(e) for e in evaluations[-last:]],
             }
         )
-    checks.sort(key=lambda check: (-VERDICTS.index(check["verdict"]), check["check"]))
+    checks.sort(key=lambda check: _worst_first(check["verdict"], check["check"]))
     partitioned = any(e.partition is not None for e in asset.evaluations)
     return {
         "asset": asset.key.to_user_string(),

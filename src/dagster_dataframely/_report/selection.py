@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import warnings
 from collections.abc import Callable
 
 import dagster as dg
@@ -38,15 +39,22 @@ def selector(
                 "code location's definitions (--defs package.module:defs, or definitions= in "
                 "Python), or select by key: 'orders', 'key:sales/*', 'a or b', 'not c'."
             )
+        # The keys alone are a graph of external assets: `not`, which selects from all
+        # assets, must count them (include_sources, a beta parameter: the package, not the
+        # user, chose it, so its warning is not the user's to read).
+        graph = (
+            definitions
+            if definitions is not None
+            else dg.Definitions(assets=[dg.AssetSpec(key) for key in keys])
+        ).resolve_asset_graph()
         try:
-            parsed = dg.AssetSelection.from_string(selection)
-            graph = (
-                definitions
-                if definitions is not None
-                else dg.Definitions(assets=[dg.AssetSpec(key) for key in keys])
-            ).resolve_asset_graph()
-            chosen = set(parsed.resolve(graph)) & keys
-        except dg.DagsterInvalidAssetSelectionError as error:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", dg.BetaWarning)
+                parsed = dg.AssetSelection.from_string(selection, include_sources=True)
+                chosen = set(parsed.resolve(graph)) & keys
+        except dg.DagsterInvalidSubsetError:  # a key the graph does not have
+            chosen = set()
+        except dg.DagsterError as error:
             raise UnmatchedSelectionError(
                 f"The asset selection {selection!r} is not in Dagster's selection syntax: "
                 f"{error}. Write keys as 'orders' or 'key:sales/orders', combined with "

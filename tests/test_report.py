@@ -191,9 +191,11 @@ def test_every_figure_in_the_json_is_the_evaluations_metadata(
         history = [
             e for _, e in stored if (e.asset_key.to_user_string(), e.check_name) == (asset, name)
         ]
-        assert [e["failed_count"] for e in reported[(asset, name)]["history"]] == [
-            _value(e, "dy_failed_count") for e in history
-        ]
+        plotted = ("dy_failed_count", "dy_row_count", "dy_failed_fraction")
+        assert [
+            (e["failed_count"], e["row_count"], e["failed_fraction"], e["partition"])
+            for e in reported[(asset, name)]["history"]
+        ] == [(*(_value(e, key) for key in plotted), e.partition) for e in history]
     for key, evaluation in _current(instance).items():
         assert reported[key]["verdict"] == _verdict(evaluation)
         assert reported[key]["current"]["partition"] == evaluation.partition

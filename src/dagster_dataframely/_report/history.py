@@ -1,10 +1,10 @@
 """The checks' history a report shows, read from a Dagster instance.
 
 Every check evaluation in one query (`history_internals.check_evaluations`), each read back as
-the package's typed `Figures`; then, per asset reported, its latest materialization (one
-query each, the public `fetch_materializations`) for the columns a gated asset records
-(`dagster/column_schema`), or else the definitions' (`--defs`). Nothing is read per
-evaluation: 10,000 evaluations of 100 assets are 101 queries.
+the package's typed `Figures`; then the asset records of the assets reported, in one query
+(the public `get_asset_records`), for the columns a gated asset records on its latest
+materialization (`dagster/column_schema`), or else the definitions' (`--defs`). Nothing is
+read per evaluation or per asset: 10,000 evaluations of 100 assets are two queries.
 """
 
 from __future__ import annotations
@@ -43,14 +43,6 @@ class AssetHistory:
     columns: dg.TableSchema | None
 
 
-@dataclass(frozen=True)
-class History:
-    """The assets a report shows, by key, and how many queries reading them took."""
-
-    assets: tuple[AssetHistory, ...]
-    reads: int
-
-
 def read_history(
     instance: dg.DagsterInstance,
     *,
@@ -59,7 +51,7 @@ def read_history(
     partition: str | None = None,
     definitions: dg.Definitions | None = None,
     where: str = "the instance",
-) -> History:
+) -> tuple[AssetHistory, ...]:
     """The history of the assets `select` keeps of those with check evaluations (since
     `since`, of `partition` when given). `where` names the instance in errors."""
     by_asset: dict[dg.AssetKey, list[Evaluation]] = defaultdict(list)
@@ -88,20 +80,25 @@ def read_history(
             "`dg launch` or `dagster dev`), or widen --since/--partition."
         )
     keys = sorted(select(set(by_asset)), key=lambda key: key.to_user_string())
-    specs = {} if definitions is None else _declared_columns(definitions)
-    assets = tuple(
-        AssetHistory(key, tuple(by_asset[key]), _stored_columns(instance, key) or specs.get(key))
-        for key in keys
-    )
-    return History(assets, reads=1 + len(keys))
+    columns = {
+        **({} if definitions is None else _declared_columns(definitions)),
+        **_stored_columns(instance, keys),
+    }
+    return tuple(AssetHistory(key, tuple(by_asset[key]), columns.get(key)) for key in keys)
 
 
-def _stored_columns(instance: dg.DagsterInstance, key: dg.AssetKey) -> dg.TableSchema | None:
-    """The columns the asset's latest materialization recorded (a gated asset's), else None."""
-    records: Sequence[dg.EventLogRecord] = instance.fetch_materializations(key, limit=1).records
-    materialization = records[0].asset_materialization if records else None
-    value = None if materialization is None else materialization.metadata.get(COLUMN_SCHEMA_KEY)
-    return value.schema if isinstance(value, dg.TableSchemaMetadataValue) else None
+def _stored_columns(
+    instance: dg.DagsterInstance, keys: Sequence[dg.AssetKey]
+) -> dict[dg.AssetKey, dg.TableSchema]:
+    """The columns the latest materialization of each of `keys` recorded (a gated asset's)."""
+    found: dict[dg.AssetKey, dg.TableSchema] = {}
+    for record in instance.get_asset_records(keys):
+        entry = record.asset_entry.last_materialization
+        materialization = None if entry is None else entry.asset_materialization
+        value = None if materialization is None else materialization.metadata.get(COLUMN_SCHEMA_KEY)
+        if isinstance(value, dg.TableSchemaMetadataValue):
+            found[record.asset_entry.asset_key] = value.schema
+    return found
 
 
 def _declared_columns(definitions: dg.Definitions) -> dict[dg.AssetKey, dg.TableSchema]:

@@ -18,7 +18,7 @@ from typing import Any
 
 import dagster as dg
 
-from .history import AssetHistory, Evaluation, History
+from .history import AssetHistory, Evaluation
 
 #: The shape of the JSON, stated in it so a tool can tell a later one apart.
 VERSION = 1
@@ -27,10 +27,14 @@ VERDICTS = ("passed", "unknown", "warned", "failed")
 
 
 def report_model(
-    history: History, *, instance: str, filters: Mapping[str, str | None], last: int
+    history: Sequence[AssetHistory],
+    *,
+    instance: str,
+    filters: Mapping[str, str | None],
+    last: int,
 ) -> dict[str, Any]:
     """The report of `history`: each check's plot keeps its `last` evaluations."""
-    assets = [_asset(asset, last) for asset in history.assets]
+    assets = [_asset(asset, last) for asset in history]
     assets.sort(key=lambda asset: _worst_first(asset["verdict"], asset["asset"]))
     return {
         "version": VERSION,
@@ -65,7 +69,7 @@ def _asset(asset: AssetHistory, last: int) -> dict[str, Any]:
                 "verdict": current.figures.verdict,
                 "current": _evaluation(current),
                 "latest": _evaluation(evaluations[-1]),
-                "history": [_evaluation(e) for e in evaluations[-last:]],
+                "history": [_point(e) for e in evaluations[-last:]],
             }
         )
     checks.sort(key=lambda check: _worst_first(check["verdict"], check["check"]))
@@ -107,6 +111,20 @@ def _evaluation(evaluation: Evaluation) -> dict[str, Any]:
         "verdict": evaluation.figures.verdict,
         "kept": evaluation.figures.kept,
         **figures,
+    }
+
+
+def _point(evaluation: Evaluation) -> dict[str, Any]:
+    """An evaluation as a point of the check's history: when, and the figures plotted."""
+    figures = evaluation.figures
+    return {
+        "run_id": evaluation.run_id,
+        "timestamp": _iso(evaluation.timestamp),
+        "partition": evaluation.partition,
+        "verdict": figures.verdict,
+        "failed_count": figures.failed_count,
+        "row_count": figures.row_count,
+        "failed_fraction": figures.failed_fraction,
     }
 
 

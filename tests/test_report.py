@@ -362,10 +362,19 @@ def test_no_instance_is_an_error_naming_the_fix(
 
 
 def test_an_empty_instance_is_an_error_naming_it(tmp_path: Path) -> None:
+    (tmp_path / "dagster.yaml").write_text("telemetry:\n  enabled: false\n")
     ran = dagster_dataframely("report", "--instance", str(tmp_path), cwd=tmp_path)
 
     assert ran.returncode == 1
     assert "holds no check evaluation" in ran.stderr and str(tmp_path) in ran.stderr
+
+
+def test_a_directory_that_is_no_instance_is_refused_and_left_as_it_is(tmp_path: Path) -> None:
+    ran = dagster_dataframely("report", "--instance", str(tmp_path), cwd=tmp_path)
+
+    assert ran.returncode == 1
+    assert "holds neither dagster.yaml nor history/" in ran.stderr
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_time_window_after_every_run_is_an_error(instance: dg.DagsterInstance) -> None:

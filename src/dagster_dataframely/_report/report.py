@@ -18,6 +18,8 @@ from .markdown import render_markdown
 from .model import report_model
 from .selection import selector
 
+#: What a Dagster instance's directory holds: its settings, or the default SQLite storage.
+_INSTANCE_FILES = ("dagster.yaml", "history")
 #: A time window as the CLI writes it: `7d`, `12h`, `30min`.
 _AGO = re.compile(r"^(\d+)\s*(d|h|min)$")
 _UNITS = {"d": "days", "h": "hours", "min": "minutes"}
@@ -97,7 +99,14 @@ def _instance(
     if not directory.is_dir():
         raise InstanceNotFoundError(
             f"No Dagster instance at {directory}: the directory does not exist. Name the "
-            "DAGSTER_HOME your runs wrote to (it holds dagster.yaml or history/, storage/)."
+            "DAGSTER_HOME your runs wrote to (it holds dagster.yaml or history/)."
+        )
+    # Opening a directory makes it an instance (Dagster creates its storage there): a
+    # mistyped path must not become one.
+    if not any((directory / name).exists() for name in _INSTANCE_FILES):
+        raise InstanceNotFoundError(
+            f"No Dagster instance at {directory}: it holds neither dagster.yaml nor history/. "
+            "Name the DAGSTER_HOME your runs wrote to."
         )
     return _opened(directory), str(directory)
 

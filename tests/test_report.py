@@ -23,6 +23,7 @@ from console import dagster_dataframely
 import dagster_dataframely as dd
 from dagster_dataframely.errors import (
     InstanceNotFoundError,
+    InvalidSettingError,
     NoCheckHistoryError,
     UnmatchedSelectionError,
 )
@@ -375,6 +376,15 @@ def test_a_directory_that_is_no_instance_is_refused_and_left_as_it_is(tmp_path: 
     assert ran.returncode == 1
     assert "holds neither dagster.yaml nor history/" in ran.stderr
     assert list(tmp_path.iterdir()) == []
+
+
+def test_settings_the_report_cannot_take_are_refused(instance: dg.DagsterInstance) -> None:
+    with pytest.raises(InvalidSettingError, match="since='last week' is neither an age"):
+        dd.check_report(instance=instance, since="last week")
+    with pytest.raises(InvalidSettingError, match=r"last=0\)"):
+        dd.check_report(instance=instance, last=0)
+    one = json.loads(dd.check_report(format="json", instance=instance, last=1))
+    assert {len(check["history"]) for a in one["assets"] for check in a["checks"]} == {1}
 
 
 def test_a_time_window_after_every_run_is_an_error(instance: dg.DagsterInstance) -> None:

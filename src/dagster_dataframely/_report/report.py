@@ -53,8 +53,13 @@ def check_report(
         InstanceNotFoundError: `DAGSTER_HOME` is not set, or names no directory.
         NoCheckHistoryError: the instance holds no check evaluation (within the filters).
         UnmatchedSelectionError: `select` matches no checked asset, or needs `definitions`.
-        InvalidSettingError: `since` or `format` is not one the report takes.
+        InvalidSettingError: `since`, `format` or `last` is not one the report takes.
     """
+    if last < 1:
+        raise InvalidSettingError(
+            f"check_report(last={last}): the plots show the last evaluations of each check, "
+            "at least one: give a count of 1 or more (default 20)."
+        )
     opened, where = _instance(instance)
     start = _since(since)
     history = read_history(

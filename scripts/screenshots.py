@@ -5,6 +5,9 @@ Run after `make demo` (the Makefile target does both). Starts `dagster-webserver
 chromium render each page to a PNG under docs/images/ (shrunk with pngquant when present).
 The UI is a JavaScript app: `--virtual-time-budget` lets it fetch and render before the shot.
 
+The report (`report.png`) is `dd.check_report`'s HTML of the demo's instance, opened from
+a file as a CI artifact is.
+
 The plotted `dy_failed_fraction` needs a click (the Plots toggle is page state, not in the
 URL) and a week of check runs: `plotted_fraction` runs `dagster_dataframely_demo.plotted` into
 an instance of its own, `DEMO_DIR/plotted`, and drives chromium over its DevTools protocol.
@@ -31,6 +34,8 @@ import dagster as dg
 from dagster_dataframely_demo._webserver import webserver
 from dagster_dataframely_demo.plotted import materialize_days
 from websockets.sync.client import ClientConnection, connect
+
+import dagster_dataframely as dd
 
 ROOT = Path(__file__).resolve().parent.parent
 IMAGES = ROOT / "docs" / "images"
@@ -88,7 +93,17 @@ def main() -> int:
             print(f"  {IMAGES / name} ({(IMAGES / name).stat().st_size // 1024} KB)")
     plotted_fraction(demo / "plotted", IMAGES / "plotted-fraction.png")
     print(f"  {IMAGES / 'plotted-fraction.png'}")
+    report(demo / "dagster_home", IMAGES / "report.png")
+    print(f"  {IMAGES / 'report.png'} ({(IMAGES / 'report.png').stat().st_size // 1024} KB)")
     return 0
+
+
+def report(home: Path, target: Path) -> None:
+    """The HTML report of the demo's instance (`dd.check_report`), as a file opens offline."""
+    with tempfile.TemporaryDirectory() as folder:
+        page = Path(folder) / "report.html"
+        page.write_text(dd.check_report(instance=home), encoding="utf-8")
+        _shoot(page.as_uri(), target)
 
 
 #: The plot the picture shows: the fraction of payments whose e-mail has no `@`.

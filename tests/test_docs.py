@@ -47,6 +47,7 @@ RUN_WHOLE = {
     "docs/collections.md": "tests/test_collection_docs.py",
     "docs/sources.md": "tests/test_sources_dbt.py",
     "docs/infer.md": "tests/test_infer_docs.py",
+    "docs/report.md": "tests/test_report.py",
 }
 PAGES = sorted(
     page

@@ -1,21 +1,31 @@
-"""The Dagster-private facts trends rest on (`_checks/history_internals.py`).
+"""The Dagster-private facts trends and the report rest on (`_checks/history_internals.py`).
 
-Decision resting on them: a trend reads the figures of the last evaluations of one check
+Decisions resting on them: a trend reads the figures of the last evaluations of one check
 (`dy_table__trends`), newest first, completed ones only, of one partition key or of all, in
 one query per step, through `DagsterInstance.event_log_storage.get_asset_check_execution_history`
-(no public reader of a check's history exists). If that moves or changes its order or
-filters, these fail before a trend compares a run with the wrong history.
+(no public reader of a check's history exists). The report reads every check evaluation of a
+time window, oldest first, in one query, through the storage's `get_event_records` (the
+instance's own is deprecated, and a filter by asset key finds no check evaluation: the event
+log stores none on them). If these move or change their order or filters, these tests fail
+before a trend compares a run with the wrong history or a report leaves evaluations out.
 """
 
 from __future__ import annotations
 
 import inspect
+from collections.abc import Sequence
+from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import dagster as dg
 
 import dagster_dataframely as dd
-from dagster_dataframely._checks.history_internals import FIGURES, past_figures
+from dagster_dataframely._checks.history_internals import (
+    FIGURES,
+    check_evaluations,
+    past_figures,
+)
 
 KEY = dg.AssetCheckKey(dg.AssetKey("orders"), "dy_table__trends")
 REGIONS = dg.StaticPartitionsDefinition(["eu", "us"])
@@ -76,3 +86,33 @@ def test_a_partition_key_selects_its_own_evaluations(tmp_path: Path) -> None:
 
     assert [run.figures[":rows"] for run in eu] == [3.0, 1.0]
     assert [run.figures[":rows"] for run in every] == [3.0, 2.0, 1.0]
+
+
+def test_every_check_evaluation_is_one_query_oldest_first_and_bounded_by_time(
+    tmp_path: Path,
+) -> None:
+    with dg.DagsterInstance.local_temp(str(tmp_path)) as instance:
+        for rows in (10, 20):
+            _record(instance, rows)
+        between = datetime.now(timezone.utc)
+        _record(instance, 30, "eu")
+
+        every = check_evaluations(instance, since=None)
+        later = check_evaluations(instance, since=between)
+        by_asset = instance.event_log_storage.get_event_records(
+            dg.EventRecordsFilter(
+                event_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+                asset_key=dg.AssetKey("orders"),
+            )
+        )
+
+    def rows(records: Sequence[dg.EventLogRecord]) -> list[Any]:
+        events = [record.event_log_entry.dagster_event for record in records]
+        data = [event.asset_check_evaluation_data for event in events if event is not None]
+        return [(e.metadata[FIGURES].value[":rows"], e.partition) for e in data]  # type: ignore[index]
+
+    assert rows(every) == [(10, None), (20, None), (30, "eu")]
+    assert rows(later) == [(30, "eu")]
+    # Why the report reads every evaluation and keeps an asset's itself: a filter by asset
+    # key finds none.
+    assert list(by_asset) == []

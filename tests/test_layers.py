@@ -21,7 +21,7 @@ LAYERS: list[set[str]] = [
     {"_engine"},
     {"_checks", "pandera", "io", "data", "testing"},
     {"_gated", "sources"},
-    {"_sidecar", "wiring", "infer"},
+    {"_sidecar", "wiring", "infer", "_report"},
     {"template_vars", "_cli"},
     {""},  # the root `__init__`: the public names
 ]

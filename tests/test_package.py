@@ -15,6 +15,7 @@ ROOT = [
     "ParquetIOManager",
     "collection_checks",
     "testing",
+    "check_report",
 ]
 WIRING = [
     "schema_metadata",

@@ -2,7 +2,8 @@
 
 `import dagster_dataframely as dd`; the hand-wiring parts are in `dd.wiring`, the Pandera
 compatibility layer in `dd.pandera` (extra `dagster-dataframely[pandera]`), schemas written
-from tables and dbt projects in `dd.infer` (`dd.infer_schema`).
+from tables and dbt projects in `dd.infer` (`dd.infer_schema`); `dd.check_report` writes the
+report of the checks' history in a Dagster instance.
 """
 
 from importlib import import_module
@@ -14,6 +15,7 @@ from ._engine.table_checks import ExpectFresh, ExpectRows, expect_fresh, expect_
 from ._engine.tolerance import Tolerance, tolerate
 from ._engine.trends import Trends
 from ._gated.asset import asset
+from ._report import check_report
 from ._sidecar.checks_job import checks_job
 from ._sidecar.collection_checks import collection_checks
 from ._sidecar.component import SchemaChecksComponent
@@ -30,6 +32,7 @@ __all__ = [
     "Tolerance",
     "Trends",
     "asset",
+    "check_report",
     "checks_job",
     "collection_checks",
     "data",

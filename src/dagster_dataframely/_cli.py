@@ -7,9 +7,12 @@
 - `infer-dbt target/manifest.json [--select SELECTOR ...] [--duckdb FILE | --postgres
   CONNINFO] [--output-dir DIR]` writes a schema module per dbt model from its tests and
   contract;
-- `dbt-contract package.module:Schema [--dialect D]` prints a dbt model's enforced contract.
+- `dbt-contract package.module:Schema [--dialect D]` prints a dbt model's enforced contract;
+- `report [--format html|markdown|json] [--instance DIR] [--select SELECTION] [--since AGE]
+  [--partition P] [--defs package.module:defs]` writes the report of the checks' history in
+  a Dagster instance (DAGSTER_HOME's by default).
 
-`--output FILE` writes the source to a file instead.
+`--output FILE` writes the source (or the report) to a file instead.
 """
 
 from __future__ import annotations
@@ -18,13 +21,14 @@ import argparse
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
 #: Exit status for a command line that names something that cannot be imported.
 USAGE_ERROR = 2
-#: Exit status for a model that cannot be migrated, or a table a schema cannot be inferred for.
+#: Exit status for a model that cannot be migrated, a table a schema cannot be inferred for,
+#: or a report with nothing to read.
 MIGRATION_ERROR = 1
 
 
@@ -111,7 +115,46 @@ def main(argv: Sequence[str] | None = None) -> int:
     contract.add_argument("--model", help="the dbt model's name (default: the class's)")
     contract.add_argument("--dialect", default="duckdb", help="dbt's adapter (default: duckdb)")
     contract.add_argument("--output", "-o", type=Path, help="write the YAML to this file")
+    report = commands.add_parser(
+        "report",
+        help="Write the report of the checks' history in a Dagster instance.",
+        description=(
+            "Write one report of every check's latest figures and its history, read from a "
+            "Dagster instance: a self-contained HTML file (no network), Markdown for a pull "
+            "request or a CI log, or JSON for tools."
+        ),
+    )
+    report.add_argument(
+        "--format", "-f", choices=("html", "markdown", "json"), default="html", help="default: html"
+    )
+    report.add_argument(
+        "--instance",
+        type=Path,
+        metavar="DIR",
+        help="the instance's directory (default: DAGSTER_HOME)",
+    )
+    report.add_argument(
+        "--select",
+        metavar="SELECTION",
+        help="assets, in Dagster's selection syntax ('key:sales/*'; lineage, group: and tag: "
+        "need --defs)",
+    )
+    report.add_argument(
+        "--since", metavar="AGE_OR_TIME", help="only evaluations since: '7d', '12h', '30min' or ISO"
+    )
+    report.add_argument("--partition", help="only the evaluations of this partition key")
+    report.add_argument(
+        "--defs",
+        metavar="MODULE:ATTR",
+        help="the code location's Definitions: the asset graph for --select, declared columns",
+    )
+    report.add_argument(
+        "--last", type=int, default=20, help="evaluations per check in the plots (default: 20)"
+    )
+    report.add_argument("--output", "-o", type=Path, help="write the report to this file")
     args = parser.parse_args(argv)
+    if args.command == "report":
+        return _report(args)
     if args.command == "dbt-contract":
         return _dbt_contract(args)
     if args.command == "infer":
@@ -158,6 +201,23 @@ def _infer(args: argparse.Namespace) -> int:
     return _written(source, args.output)
 
 
+def _report(args: argparse.Namespace) -> int:
+    from ._report import check_report
+
+    return _text_command(
+        lambda: check_report(
+            format=args.format,
+            instance=args.instance,
+            select=args.select,
+            since=args.since,
+            partition=args.partition,
+            definitions=None if args.defs is None else _definitions(args.defs),
+            last=args.last,
+        ),
+        args.output,
+    )
+
+
 def _definitions(path: str) -> Any:
     """The `dg.Definitions` at `package.module:defs`."""
     import dagster as dg
@@ -191,18 +251,28 @@ def _infer_dbt(args: argparse.Namespace) -> int:
 
 
 def _dbt_contract(args: argparse.Namespace) -> int:
-    from .errors import DagsterDataframelyError
     from .infer import dbt_contract
 
+    return _text_command(
+        lambda: dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect),
+        args.output,
+    )
+
+
+def _text_command(make: Callable[[], str], output: Path | None) -> int:
+    """Write the text `make` returns; an import path that leads nowhere is a usage error, the
+    package's own errors a failure, each printed as one line."""
+    from .errors import DagsterDataframelyError
+
     try:
-        text = dbt_contract(_load(args.schema), model=args.model, dialect=args.dialect)
+        text = make()
     except _ImportFailure as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return USAGE_ERROR
     except DagsterDataframelyError as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
         return MIGRATION_ERROR
-    return _written(text, args.output)
+    return _written(text, output)
 
 
 def _written(source: str, output: Path | None) -> int:

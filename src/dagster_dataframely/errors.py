@@ -16,6 +16,7 @@ __all__ = [
     "FailingRowsWriteError",
     "FrameConversionError",
     "IOManagerLoadError",
+    "InstanceNotFoundError",
     "InvalidAssetKeyError",
     "InvalidSettingError",
     "InvalidSeverityError",
@@ -23,6 +24,7 @@ __all__ = [
     "InvalidTableCheckError",
     "InvalidToleranceError",
     "MemberPartitionsError",
+    "NoCheckHistoryError",
     "NoValidRowsError",
     "QuarantineKeyCollisionError",
     "QuarantineLayoutError",
@@ -36,6 +38,7 @@ __all__ = [
     "UnknownAssetError",
     "UnknownModelError",
     "UnloadableAssetError",
+    "UnmatchedSelectionError",
     "UnsupportedFrameError",
     "UnsupportedManifestError",
     "UnsupportedSchemaError",
@@ -245,3 +248,19 @@ class UnsupportedManifestError(DagsterDataframelyError, ValueError):
 class UnknownModelError(DagsterDataframelyError, LookupError):
     """A model selected by name that the dbt manifest does not have; the message lists the
     closest model names it has."""
+
+
+class InstanceNotFoundError(DagsterDataframelyError, LookupError):
+    """The report was given no Dagster instance to read: `DAGSTER_HOME` is not set, or it (or
+    `--instance`) names a directory that does not exist."""
+
+
+class NoCheckHistoryError(DagsterDataframelyError, LookupError):
+    """The Dagster instance holds no check evaluation to report (an empty instance, or none
+    in the time window or partition asked for); the message names the instance and filters."""
+
+
+class UnmatchedSelectionError(DagsterDataframelyError, ValueError):
+    """The report's asset selection matches no asset with check evaluations, or uses a part of
+    Dagster's selection syntax that needs the asset graph (`--defs`); the message names the
+    selection and the closest asset keys the instance has."""

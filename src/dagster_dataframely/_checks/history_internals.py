@@ -1,17 +1,21 @@
-"""The one place that reads a check's past evaluations from the Dagster instance (private).
+"""The one place that reads checks' past evaluations from the Dagster instance (private).
 
 A trend compares this run's figures with those of the last evaluations of the asset's
-`dy_table__trends` check. Dagster has no public reader of a check's history: the instance's
-event-log storage has one (`get_asset_check_execution_history`, what the UI's check history
-shows), newest first, filtered by status and partition, reached through
-`DagsterInstance.event_log_storage`. Pinned by `tests/test_history_dagster_private.py`: if
-Dagster moves or reshapes it, that test names the decision resting on it (trends read one
-check's history, in one query per step).
+`dy_table__trends` check; the report reads every check's. Dagster has no public reader of a
+check's history: the instance's event-log storage has one (`get_asset_check_execution_history`,
+what the UI's check history shows), newest first, filtered by status and partition, and its
+`get_event_records` reads every check evaluation of a time window in one query (the
+instance's own `get_event_records` is deprecated; it is the storage's, and the event log
+stores no asset key on a check evaluation, so a filter by asset finds none). Both are reached
+through `DagsterInstance.event_log_storage`. Pinned by `tests/test_history_dagster_private.py`:
+if Dagster moves or reshapes them, that test names the decision resting on them (trends read
+one check's history in one query per step; the report reads all checks' in one query).
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from datetime import datetime
 from typing import Any
 
 import dagster as dg
@@ -49,6 +53,21 @@ def past_figures(
         if recorded is not None:
             found.append(recorded)
     return found
+
+
+def check_evaluations(
+    instance: dg.DagsterInstance, *, since: datetime | None
+) -> Sequence[dg.EventLogRecord]:
+    """Every check evaluation the instance stores (since `since`, when given), oldest first.
+    One query, whatever the number of assets and checks."""
+    return instance.event_log_storage.get_event_records(
+        dg.EventRecordsFilter(
+            event_type=dg.DagsterEventType.ASSET_CHECK_EVALUATION,
+            after_timestamp=None if since is None else since.timestamp(),
+        ),
+        limit=None,
+        ascending=True,
+    )
 
 
 def _recorded(event: Any) -> Recorded | None:

@@ -121,8 +121,12 @@ def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
         in proposals
     )
     assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
-    assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
-    assert '# proposed (3 rows, largest value 3.50): max=Decimal("3.50")' in proposals
+    # The range the rows hold, both ends: not `min=0` for values that start at 10.
+    assert "# proposed (3 rows, values 10 to 11): min=10, max=11" in proposals  # customer_id
+    assert (
+        '# proposed (3 rows, values 0.00 to 3.50): min=Decimal("0.00"), max=Decimal("3.50")'
+        in proposals
+    )  # price
     assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
     # The declared primary key is the key: no other column is proposed as one.
     assert not any("primary_key" in line for line in proposals)

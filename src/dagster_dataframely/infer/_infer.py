@@ -3,6 +3,7 @@ or an asset's stored table."""
 
 from __future__ import annotations
 
+import datetime
 import os
 from pathlib import Path
 from typing import Any
@@ -14,6 +15,7 @@ from .._checks.asset_keys import AssetKeyLike
 from .._writing.names import class_name
 from ..errors import (
     DagsterDataframelyError,
+    InvalidSettingError,
     InvalidSourceError,
     SourceReadError,
     TableNotFoundError,
@@ -22,7 +24,7 @@ from ..sources._names import dialect_name
 from ._asset import asset_table
 from ._columns import InferredColumn, InferredTable
 from ._database import Database, database, read_columns
-from ._profile import profile_frame, profile_sql
+from ._profile import IS_IN_LIMIT, profile_frame, profile_sql
 from ._render import render
 
 ABOUT = (
@@ -30,6 +32,12 @@ ABOUT = (
     "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
     "are declared. Comments marked `proposed` come from a profile of today's rows: "
     "assumptions, not rules, until a person adopts them."
+)
+ADOPTED = (
+    "Written by `dagster-dataframely infer --adopt`: each column's type is the one "
+    "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
+    "are declared. Options marked `learned from the data` were adopted from a profile of "
+    "its {rows} on {day}: rules of the table from now on, each for a person to keep or delete."
 )
 
 
@@ -44,6 +52,8 @@ def infer_schema(
     instance: dg.DagsterInstance | None = None,
     schema_name: str | None = None,
     profile: bool = False,
+    adopt: bool = False,
+    is_in_limit: int = IS_IN_LIMIT,
 ) -> str:
     """Dataframely schema source for a table: one formatted, importable module.
 
@@ -53,7 +63,9 @@ def infer_schema(
     Column types are the ones the source reads, `NOT NULL` columns are not nullable, a
     declared primary key is `primary_key=True`, and a column with no Dataframely type is a
     comment naming its type. With `profile`, one aggregate query inside the database (one
-    polars pass over a file) proposes more, as `# proposed` comments, never as rules.
+    polars pass over a file) proposes more, as `# proposed` comments, never as rules;
+    with `adopt`, a person's explicit choice, the proposals are written as rules instead,
+    each marked as learned from the data on the day.
 
     Args:
         table: A table name (`schema.table`, or `table` in the current schema) when
@@ -73,7 +85,12 @@ def infer_schema(
             `FilesystemIOManager`'s files); defaults to `DAGSTER_HOME`'s, else an
             ephemeral one.
         schema_name: The class name; defaults to the table's name in CamelCase.
-        profile: Propose nullability, a primary key, `is_in` and `min` from today's rows.
+        profile: Propose nullability, a primary key or uniqueness, `is_in`, the range of
+            values and the absence of NaN and infinities from today's rows.
+        adopt: Profile, and write the proposals as options of the declarations (`min=1,
+            # learned from the data, <date> (...)`) instead of comments.
+        is_in_limit: A text column with at most this many distinct values is proposed
+            `is_in` those values.
 
     Raises:
         TableNotFoundError: The database cannot read the table (the message names the
@@ -83,6 +100,7 @@ def infer_schema(
             that is not DuckDB's comes without `dialect`, or not exactly one of `table` and
             `asset` (with `definitions`) is given.
         SourceReadError: The database refused the profile query (`profile`).
+        InvalidSettingError: `is_in_limit` is not a whole number of at least 1.
         UnknownAssetError: `definitions` do not declare `asset` (the message names the
             closest keys they do).
     """
@@ -91,6 +109,13 @@ def infer_schema(
             "infer_schema reads either a table (a name with connection=, or a path) or an "
             "asset's stored table (asset= with definitions=): give exactly one of them."
         )
+    if isinstance(is_in_limit, bool) or not isinstance(is_in_limit, int) or is_in_limit < 1:
+        raise InvalidSettingError(
+            f"infer_schema got is_in_limit={is_in_limit!r}: it is the most distinct values a "
+            "text column may have to be proposed `is_in` them. Give a whole number of at "
+            f"least 1 (default {IS_IN_LIMIT}; --is-in-limit on the command line)."
+        )
+    profile = profile or adopt
     if asset is not None:
         assert definitions is not None
         inferred = asset_table(
@@ -99,16 +124,23 @@ def infer_schema(
             partition=partition,
             instance=instance if instance is not None else _instance(),
             profile=profile,
+            is_in_limit=is_in_limit,
         )
     elif connection is None:
         assert table is not None
-        inferred = _file(Path(table), profile=profile)
+        inferred = _file(Path(table), profile=profile, is_in_limit=is_in_limit)
     else:
         with database(connection, dialect) as db:
-            inferred = _table(db, str(table), profile=profile)
+            inferred = _table(db, str(table), profile=profile, is_in_limit=is_in_limit)
     # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
     name = inferred.name.lower() if inferred.name.isupper() else inferred.name
-    return render(inferred, schema_name or class_name(name), about=ABOUT)
+    schema = schema_name or class_name(name)
+    if not adopt:
+        return render(inferred, schema, about=ABOUT)
+    today = datetime.datetime.now(datetime.timezone.utc).date()
+    rows = next((p.rows for p in inferred.profiles.values()), 0)
+    about = ADOPTED.format(rows=f"{rows:,} row{'' if rows == 1 else 's'}", day=today)
+    return render(inferred, schema, about=about, adopted=today)
 
 
 def _instance() -> dg.DagsterInstance | None:
@@ -116,14 +148,16 @@ def _instance() -> dg.DagsterInstance | None:
     return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
 
 
-def _table(db: Database, name: str, *, profile: bool) -> InferredTable:
+def _table(db: Database, name: str, *, profile: bool, is_in_limit: int) -> InferredTable:
     table, columns, facts = read_columns(db, name)
     where = f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}"
     profiles = {}
     if profile:
         rows = exp.select(exp.Star()).from_(table)
         try:
-            profiles = profile_sql(rows, columns, facts, db.dialect, db.run)
+            profiles = profile_sql(
+                rows, columns, facts, db.dialect, db.run, is_in_limit=is_in_limit
+            )
         except DagsterDataframelyError as error:
             reason = " ".join(str(error.__cause__ or error).split())[:300]
             raise SourceReadError(
@@ -134,7 +168,7 @@ def _table(db: Database, name: str, *, profile: bool) -> InferredTable:
     return InferredTable(name=table.name, where=where, columns=columns, profiles=profiles)
 
 
-def _file(path: Path, *, profile: bool) -> InferredTable:
+def _file(path: Path, *, profile: bool, is_in_limit: int) -> InferredTable:
     """A Delta table (a directory with `_delta_log`) or parquet, scanned as the package's
     `DeltaSource` and `ParquetSource` scan it."""
     from ..sources import DeltaSource, ParquetSource
@@ -160,5 +194,5 @@ def _file(path: Path, *, profile: bool) -> InferredTable:
         name=stem or "table",
         where=source.describe(),
         columns=columns,
-        profiles=profile_frame(frame, columns) if profile else {},
+        profiles=profile_frame(frame, columns, is_in_limit=is_in_limit) if profile else {},
     )

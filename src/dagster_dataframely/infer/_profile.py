@@ -2,8 +2,8 @@
 and the few values of a text column, counted in one aggregate query inside the database (or
 one polars pass over a file); the dialect writes NaN and infinity tests as it does for rules.
 
-A profile only ever becomes a comment beside a declaration (`_render`): a rule learned from
-today's data is an assumption, for a person to adopt or not.
+A profile only ever becomes proposals (`_proposals`): a rule learned from today's data is an
+assumption, for a person to adopt or not.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.exactness import NotExact
 from ._columns import InferredColumn, Profile
 
-#: A text column with at most this many distinct values is proposed `is_in`.
-FEW_VALUES = 10
+#: By default, a text column with at most this many distinct values is proposed `is_in`.
+IS_IN_LIMIT = 10
 _ROWS = "__dy_rows"
 
 
@@ -43,10 +43,12 @@ def profile_sql(
     facts: TableFacts,
     dialect: str,
     run: Callable[[str], pl.DataFrame],
+    *,
+    is_in_limit: int,
 ) -> dict[str, Profile]:
     """Profiles of `columns` of the rows `relation` selects: one aggregate query, then one
-    bounded query per text column with few values. Text whose collation cannot be read by
-    bytes is not counted (its distinct values would not be polars')."""
+    bounded query per text column with at most `is_in_limit` values. Text whose collation
+    cannot be read by bytes is not counted (its distinct values would not be polars')."""
     sql_dialect = DIALECTS[dialect]
     rows = facts.collated(relation, sql_dialect.binary_collation)
     readable = [c for c in columns if c.dtype is not None and c.unreadable is None]
@@ -79,7 +81,7 @@ def profile_sql(
         assert column.dtype is not None
         distinct = counts.get(f"d{index}")
         values = None
-        if _texts(column.dtype) and distinct is not None and 0 < distinct <= FEW_VALUES:
+        if _texts(column.dtype) and distinct is not None and 0 < distinct <= is_in_limit:
             value = exp.column(column.name, quoted=True)
             listed = (
                 exp.select(value.copy())
@@ -87,7 +89,7 @@ def profile_sql(
                 .from_(rows.subquery(_ROWS))
                 .where(exp.Not(this=exp.Is(this=value.copy(), expression=exp.Null())))
                 .order_by(value.copy())
-                .limit(FEW_VALUES + 1)
+                .limit(is_in_limit + 1)
             )
             values = tuple(str(v) for v in run(listed.sql(dialect=dialect)).to_series())
         profiles[column.name] = Profile(
@@ -107,8 +109,11 @@ def _count(value: object) -> int | None:
     return value if isinstance(value, int) else None
 
 
-def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dict[str, Profile]:
-    """Profiles of `columns` of `frame`, in one polars pass."""
+def profile_frame(
+    frame: pl.LazyFrame, columns: Sequence[InferredColumn], *, is_in_limit: int
+) -> dict[str, Profile]:
+    """Profiles of `columns` of `frame`, in one polars pass; the values of a text column
+    with at most `is_in_limit` of them."""
     readable = [c for c in columns if c.dtype is not None and c.unreadable is None]
     exprs: list[pl.Expr] = [pl.len().alias("rows")]
     for index, column in enumerate(readable):
@@ -123,7 +128,7 @@ def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dic
             exprs.append(value.is_nan().sum().alias(f"nan{index}"))
             exprs.append(value.is_infinite().sum().alias(f"inf{index}"))
         if _texts(column.dtype):
-            few = value.drop_nulls().cast(pl.String).unique().sort().head(FEW_VALUES + 1)
+            few = value.drop_nulls().cast(pl.String).unique().sort().head(is_in_limit + 1)
             exprs.append(few.implode().alias(f"v{index}"))
     counts: Mapping[str, object] = frame.select(exprs).collect().row(0, named=True)
     total = int(counts["rows"])  # type: ignore[call-overload]
@@ -131,7 +136,7 @@ def profile_frame(frame: pl.LazyFrame, columns: Sequence[InferredColumn]) -> dic
     for index, column in enumerate(readable):
         distinct = counts.get(f"d{index}")
         listed = counts.get(f"v{index}")
-        listable = isinstance(distinct, int) and 0 < distinct <= FEW_VALUES
+        listable = isinstance(distinct, int) and 0 < distinct <= is_in_limit
         profiles[column.name] = Profile(
             rows=total,
             nulls=int(counts[f"n{index}"]),  # type: ignore[call-overload]

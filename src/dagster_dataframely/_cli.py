@@ -1,8 +1,8 @@
 """The `dagster-dataframely` console script: Dataframely schema source from what exists.
 
 - `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
-- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
-  from a database table, or from a parquet or Delta path;
+- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile] [--adopt] [--is-in-limit N]`
+  prints a schema inferred from a database table, or from a parquet or Delta path;
   `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table;
 - `infer-dbt target/manifest.json [--select SELECTOR ...] [--duckdb FILE | --postgres
   CONNINFO] [--output-dir DIR]` writes a schema module per dbt model from its tests and
@@ -76,6 +76,17 @@ def main(argv: Sequence[str] | None = None) -> int:
     )
     infer.add_argument("--partition", help="with --asset: its partition (default: the latest)")
     infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
+    infer.add_argument(
+        "--adopt",
+        action="store_true",
+        help="profile, and write the proposed rules as rules, marked as learned from the data",
+    )
+    infer.add_argument(
+        "--is-in-limit",
+        type=int,
+        metavar="N",
+        help="propose is_in for text with at most N distinct values (default: 10)",
+    )
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
     infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
     dbt = commands.add_parser(
@@ -151,6 +162,8 @@ def _infer(args: argparse.Namespace) -> int:
                 partition=args.partition,
                 schema_name=args.name,
                 profile=args.profile,
+                adopt=args.adopt,
+                **({} if args.is_in_limit is None else {"is_in_limit": args.is_in_limit}),
             )
     except (DagsterDataframelyError, _ImportFailure) as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)

@@ -7,15 +7,13 @@ from __future__ import annotations
 
 import datetime
 from pathlib import Path
-from typing import Any
 
-import dagster as dg
-import dataframely as dy
 import duckdb
 import pytest
 from console import dagster_dataframely
 from dagster_duckdb import DuckDBResource
 from postgres import PostgresResource, PostgresServer
+from test_infer import failing_rows
 from written_schema import load
 
 import dagster_dataframely as dd
@@ -33,27 +31,6 @@ FROM {numbers}
 """
 DUCKDB_NUMBERS = "range(48) AS numbers(i)"
 POSTGRES_NUMBERS = "generate_series(0, 47) AS numbers(i)"
-
-
-def failed(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]) -> dict:
-    """check name -> failing rows, from a real run of the sidecar on the asset `flights`."""
-
-    @dg.asset(name="flights")
-    def flights() -> None:
-        """The table exists already: the run only checks it."""
-
-    result = dg.materialize(
-        [flights, dd.schema_checks(schema, asset=flights, source=source)],
-        resources=resources,
-        instance=dg.DagsterInstance.ephemeral(),
-        raise_on_error=False,
-    )
-    evaluations = result.get_asset_check_evaluations()
-    assert evaluations
-    return {
-        e.check_name: e.metadata["dy_failed_count"].value if not e.passed else 0
-        for e in evaluations
-    }
 
 
 def learned(source: str) -> list[str]:
@@ -105,10 +82,10 @@ def test_the_adopted_rules_pass_on_their_table_and_fail_on_a_changed_row(warehou
     source = dd.sources.DuckDBTableSource(table="flights")
     resources = {"duckdb": DuckDBResource(database=str(warehouse))}
 
-    before = failed(schema, source, resources)
+    before = failing_rows(schema, source, resources)
     with duckdb.connect(str(warehouse)) as connection:
         connection.execute("UPDATE flights SET month = 13, carrier = 'ZZ' WHERE flight_id = 5")
-    after = failed(schema, source, resources)
+    after = failing_rows(schema, source, resources)
 
     assert set(before.values()) == {0}, before
     assert after.pop("dy_rule__month__max") == 1
@@ -160,10 +137,10 @@ def test_a_postgres_table_made_by_create_table_as_gets_rules(postgres: PostgresS
     )
     resources = {"warehouse": PostgresResource(conninfo=postgres.conninfo)}
 
-    before = failed(schema, source, resources)
+    before = failing_rows(schema, source, resources)
     with postgres.connect() as connection:
         connection.execute("UPDATE flights SET month = 0 WHERE flight_id = 7")
-    after = failed(schema, source, resources)
+    after = failing_rows(schema, source, resources)
 
     assert "dy_rule__month__min" in before and set(before.values()) == {0}, before
     assert after.pop("dy_rule__month__min") == 1

@@ -3,41 +3,30 @@ or an asset's stored table."""
 
 from __future__ import annotations
 
-import datetime
 import os
 from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from sqlglot import exp
 
 from .._checks.asset_keys import AssetKeyLike
 from .._writing.names import class_name
 from ..errors import (
-    DagsterDataframelyError,
-    InvalidSettingError,
     InvalidSourceError,
-    SourceReadError,
     TableNotFoundError,
 )
 from ..sources._names import dialect_name
 from ._asset import asset_table
 from ._columns import InferredColumn, InferredTable
 from ._database import Database, database, read_columns
-from ._profile import IS_IN_LIMIT, profile_frame, profile_sql
+from ._profile import IS_IN_LIMIT, is_in_limit_of, profile_frame, profile_table
+from ._proposals import adopted
 from ._render import render
 
 ABOUT = (
     "Written by `dagster-dataframely infer`: each column's type is the one "
     "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
-    "are declared. Comments marked `proposed` come from a profile of today's rows: "
-    "assumptions, not rules, until a person adopts them."
-)
-ADOPTED = (
-    "Written by `dagster-dataframely infer --adopt`: each column's type is the one "
-    "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
-    "are declared. Options marked `learned from the data` were adopted from a profile of "
-    "its {rows} on {day}: rules of the table from now on, each for a person to keep or delete."
+    "are declared."
 )
 
 
@@ -109,12 +98,7 @@ def infer_schema(
             "infer_schema reads either a table (a name with connection=, or a path) or an "
             "asset's stored table (asset= with definitions=): give exactly one of them."
         )
-    if isinstance(is_in_limit, bool) or not isinstance(is_in_limit, int) or is_in_limit < 1:
-        raise InvalidSettingError(
-            f"infer_schema got is_in_limit={is_in_limit!r}: it is the most distinct values a "
-            "text column may have to be proposed `is_in` them. Give a whole number of at "
-            f"least 1 (default {IS_IN_LIMIT}; --is-in-limit on the command line)."
-        )
+    is_in_limit = is_in_limit_of(is_in_limit, "infer_schema")
     profile = profile or adopt
     if asset is not None:
         assert definitions is not None
@@ -134,13 +118,7 @@ def infer_schema(
             inferred = _table(db, str(table), profile=profile, is_in_limit=is_in_limit)
     # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
     name = inferred.name.lower() if inferred.name.isupper() else inferred.name
-    schema = schema_name or class_name(name)
-    if not adopt:
-        return render(inferred, schema, about=ABOUT)
-    today = datetime.datetime.now(datetime.timezone.utc).date()
-    rows = next((p.rows for p in inferred.profiles.values()), 0)
-    about = ADOPTED.format(rows=f"{rows:,} row{'' if rows == 1 else 's'}", day=today)
-    return render(inferred, schema, about=about, adopted=today)
+    return render(inferred, schema_name or class_name(name), about=ABOUT, adopted=adopted(adopt))
 
 
 def _instance() -> dg.DagsterInstance | None:
@@ -151,20 +129,7 @@ def _instance() -> dg.DagsterInstance | None:
 def _table(db: Database, name: str, *, profile: bool, is_in_limit: int) -> InferredTable:
     table, columns, facts = read_columns(db, name)
     where = f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}"
-    profiles = {}
-    if profile:
-        rows = exp.select(exp.Star()).from_(table)
-        try:
-            profiles = profile_sql(
-                rows, columns, facts, db.dialect, db.run, is_in_limit=is_in_limit
-            )
-        except DagsterDataframelyError as error:
-            reason = " ".join(str(error.__cause__ or error).split())[:300]
-            raise SourceReadError(
-                f"Cannot profile {where}: the database refused the profile query ({reason}). "
-                "Infer without profile=True (--profile) for the schema the table declares, "
-                "and report the database's message to dagster-dataframely."
-            ) from error
+    profiles = profile_table(db, table, columns, facts, is_in_limit=is_in_limit) if profile else {}
     return InferredTable(name=table.name, where=where, columns=columns, profiles=profiles)
 
 

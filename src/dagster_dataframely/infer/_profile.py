@@ -16,11 +16,47 @@ from sqlglot import exp
 from .._engine.sql.columns import TableFacts
 from .._engine.sql.dialects import DIALECTS
 from .._engine.sql.exactness import NotExact
+from ..errors import DagsterDataframelyError, InvalidSettingError, SourceReadError
+from ..sources._names import dialect_name
 from ._columns import InferredColumn, Profile
+from ._database import Database
 
 #: By default, a text column with at most this many distinct values is proposed `is_in`.
 IS_IN_LIMIT = 10
 _ROWS = "__dy_rows"
+
+
+def is_in_limit_of(value: object, caller: str) -> int:
+    """`value` as the `is_in` value limit: a whole number of at least 1."""
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        raise InvalidSettingError(
+            f"{caller} got is_in_limit={value!r}: it is the most distinct values a text column "
+            "may have to be proposed `is_in` them. Give a whole number of at least 1 (default "
+            f"{IS_IN_LIMIT}; --is-in-limit on the command line)."
+        )
+    return value
+
+
+def profile_table(
+    db: Database,
+    table: exp.Table,
+    columns: Sequence[InferredColumn],
+    facts: TableFacts,
+    *,
+    is_in_limit: int,
+) -> dict[str, Profile]:
+    """Profiles of the columns of a database table (`profile_sql` over all its rows)."""
+    rows = exp.select(exp.Star()).from_(table)
+    try:
+        return profile_sql(rows, columns, facts, db.dialect, db.run, is_in_limit=is_in_limit)
+    except DagsterDataframelyError as error:
+        where = f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}"
+        reason = " ".join(str(error.__cause__ or error).split())[:300]
+        raise SourceReadError(
+            f"Cannot profile {where}: the database refused the profile query ({reason}). "
+            "Infer without profile=True (--profile) for the schema the table declares, "
+            "and report the database's message to dagster-dataframely."
+        ) from error
 
 
 def _counted(dtype: pl.DataType) -> bool:

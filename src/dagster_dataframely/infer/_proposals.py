@@ -8,6 +8,7 @@ table that the rows of one day support, never a rule made silently.
 
 from __future__ import annotations
 
+import datetime
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -67,7 +68,8 @@ def proposals(column: InferredColumn, profile: Profile, *, keyed: bool) -> list[
             propose("unique, never null", Option("primary_key", _literal(True)))
         elif not column.unique and profile.rows > 1:
             propose("unique", Option("unique", _literal(True)))
-    declared = "enum" in column.checks  # the database's own list of values, declared
+    # The database's own list of values (an enum type), or a dbt test's: declared already.
+    declared = bool({"enum", "accepted_values"} & set(column.checks))
     if profile.values is not None and not declared:
         values = list(profile.values)
         listed = _literal(values)
@@ -86,6 +88,11 @@ def proposals(column: InferredColumn, profile: Profile, *, keyed: bool) -> list[
             Option("max", _literal(high)),
         )
     return found
+
+
+def adopted(adopt: bool) -> datetime.date | None:
+    """The day proposals are adopted on (today, in UTC), None where they are not."""
+    return datetime.datetime.now(datetime.timezone.utc).date() if adopt else None
 
 
 def primary_key(found: Sequence[Proposal]) -> bool:

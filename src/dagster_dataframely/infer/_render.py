@@ -55,7 +55,8 @@ def render(
     decorators = _decorators(table)
     if decorators:
         module.third_party.add("import dagster_dataframely as dd")
-    lines = [*_header(class_name, table, about), "", module.import_block(), "", "", *decorators]
+    header = _header(class_name, table, about + _learned(table, adopted))
+    lines = [*header, "", module.import_block(), "", "", *decorators]
     lines += [f"class {class_name}(dy.Schema):", *(body or [f"{INDENT}pass"])]
     if table.replaces:
         lines += ["", "", "#: The Dagster check that takes over each dbt test of the model."]
@@ -145,6 +146,23 @@ def _undeclared(column: InferredColumn, reason: str) -> list[str]:
         f"{column.name}: {column.declared} has no Dataframely column type "
         f"({reason}); declare it by hand, or leave it unchecked.",
         INDENT,
+    )
+
+
+def _learned(table: InferredTable, adopted: datetime.date | None) -> str:
+    """The header's sentence on what a profile of the table's rows added, if one was made."""
+    if not table.profiles:
+        return ""
+    if adopted is None:
+        return (
+            " Comments marked `proposed` come from a profile of today's rows: assumptions, "
+            "not rules, until a person adopts them."
+        )
+    rows = next(iter(table.profiles.values())).rows
+    return (
+        f" Options marked `learned from the data` were adopted from a profile of its {rows:,} "
+        f"row{'' if rows == 1 else 's'} on {adopted}: rules of the table from now on, each "
+        "for a person to keep or delete."
     )
 
 

@@ -19,13 +19,15 @@ from written_schema import load
 import dagster_dataframely as dd
 from dagster_dataframely.errors import InvalidSettingError
 
-#: 48 flights of 16 carriers, in months 1 to 12: no constraint, as `CREATE TABLE AS` makes.
+#: 48 flights of 16 carriers, in months 1 to 12, at 20 gates named 3 to 4 UTF-8 bytes long
+#: ('é0' to 'é19'): no constraint, as `CREATE TABLE AS` makes.
 FLIGHTS = """
 CREATE TABLE flights AS
 SELECT
     i AS flight_id,
     i % 12 + 1 AS month,
     'C' || (i % 16) AS carrier,
+    'é' || (i % 20) AS gate,
     CAST(i AS DOUBLE PRECISION) * 1.5 AS distance
 FROM {numbers}
 """
@@ -64,10 +66,13 @@ def test_an_adopted_schema_has_the_proposals_as_rules_marked_with_the_day(wareho
     assert f"max=12,  # learned from the data, {day}" in marks
     columns = schema.columns()
     assert columns["flight_id"].primary_key and not columns["month"].nullable
+    # Dataframely's lengths count bytes: 'é0' is 2 characters and 3 bytes long.
+    assert "# proposed (48 rows, 3 to 4 bytes long): min_length=3, max_length=4" in proposed
     rules = {rule.name for rule in dd.wiring.rules(schema)}
-    assert {"month|min", "month|max", "carrier|check__is_in", "distance|inf", "distance|nan"} <= (
-        rules
-    )
+    assert {
+        *("month|min", "month|max", "carrier|check__is_in", "distance|inf", "distance|nan"),
+        *("gate|min_length", "gate|max_length"),
+    } <= rules
     # Without the opt-in, the same profile leaves the declarations as the table declares them.
     assert not learned(proposed)
     assert {rule.name for rule in dd.wiring.rules(load(proposed, "Flights"))} < rules
@@ -84,12 +89,15 @@ def test_the_adopted_rules_pass_on_their_table_and_fail_on_a_changed_row(warehou
 
     before = failing_rows(schema, source, resources)
     with duckdb.connect(str(warehouse)) as connection:
-        connection.execute("UPDATE flights SET month = 13, carrier = 'ZZ' WHERE flight_id = 5")
+        connection.execute(
+            "UPDATE flights SET month = 13, carrier = 'ZZ', gate = 'é100' WHERE flight_id = 5"
+        )
     after = failing_rows(schema, source, resources)
 
     assert set(before.values()) == {0}, before
     assert after.pop("dy_rule__month__max") == 1
     assert after.pop("dy_rule__carrier__check__is_in") == 1
+    assert after.pop("dy_rule__gate__max_length") == 1
     assert set(after.values()) == {0}, after
 
 
@@ -139,9 +147,10 @@ def test_a_postgres_table_made_by_create_table_as_gets_rules(postgres: PostgresS
 
     before = failing_rows(schema, source, resources)
     with postgres.connect() as connection:
-        connection.execute("UPDATE flights SET month = 0 WHERE flight_id = 7")
+        connection.execute("UPDATE flights SET month = 0, gate = 'e1' WHERE flight_id = 7")
     after = failing_rows(schema, source, resources)
 
-    assert "dy_rule__month__min" in before and set(before.values()) == {0}, before
+    assert "dy_rule__gate__min_length" in before and set(before.values()) == {0}, before
     assert after.pop("dy_rule__month__min") == 1
+    assert after.pop("dy_rule__gate__min_length") == 1  # 2 bytes, under the 3 learned
     assert set(after.values()) == {0}, after

@@ -1,6 +1,7 @@
-"""Profiles of a table's columns: nulls, distinct values, range, a float's NaN and infinities
-and the few values of a text column, counted in one aggregate query inside the database (or
-one polars pass over a file); the dialect writes NaN and infinity tests as it does for rules.
+"""Profiles of a table's columns: nulls, distinct values, range, a float's NaN and infinities,
+a string's lengths and the few values of a text column, counted in one aggregate query inside
+the database (or one polars pass over a file); the dialect writes NaN and infinity tests and
+byte lengths as it does for rules.
 
 A profile only ever becomes proposals (`_proposals`): a rule learned from today's data is an
 assumption, for a person to adopt or not.
@@ -19,7 +20,7 @@ from .._engine.sql.exactness import NotExact
 from ..errors import DagsterDataframelyError, InvalidSettingError, SourceReadError
 from ..sources._names import dialect_name
 from ._columns import InferredColumn, Profile
-from ._database import Database
+from ._database import Database, is_text
 
 #: By default, a text column with at most this many distinct values is proposed `is_in`.
 IS_IN_LIMIT = 10
@@ -101,6 +102,12 @@ def profile_sql(
         if _ranged(column.dtype):
             aggregates.append(exp.alias_(exp.Min(this=value.copy()), f"lo{index}", quoted=True))
             aggregates.append(exp.alias_(exp.Max(this=value.copy()), f"hi{index}", quoted=True))
+        # A string's length where its SQL type is text (an enum type has no length).
+        texts = column.dtype == pl.String and is_text(column.declared, dialect)
+        length = sql_dialect.byte_length(value.copy()) if texts else None
+        if length is not None:
+            aggregates.append(exp.alias_(exp.Min(this=length.copy()), f"short{index}", quoted=True))
+            aggregates.append(exp.alias_(exp.Max(this=length), f"long{index}", quoted=True))
         if column.dtype.is_float():
             try:
                 nan = sql_dialect.count_where(sql_dialect.is_nan(value.copy()))
@@ -137,6 +144,8 @@ def profile_sql(
             values=values,
             nans=counts.get(f"nan{index}"),
             infinities=counts.get(f"inf{index}"),
+            shortest=_count(counts.get(f"short{index}")),
+            longest=_count(counts.get(f"long{index}")),
         )
     return profiles
 
@@ -163,6 +172,9 @@ def profile_frame(
         if column.dtype.is_float():
             exprs.append(value.is_nan().sum().alias(f"nan{index}"))
             exprs.append(value.is_infinite().sum().alias(f"inf{index}"))
+        if column.dtype == pl.String:
+            exprs.append(value.str.len_bytes().min().alias(f"short{index}"))
+            exprs.append(value.str.len_bytes().max().alias(f"long{index}"))
         if _texts(column.dtype):
             few = value.drop_nulls().cast(pl.String).unique().sort().head(is_in_limit + 1)
             exprs.append(few.implode().alias(f"v{index}"))
@@ -182,5 +194,7 @@ def profile_frame(
             values=tuple(listed) if listable and isinstance(listed, list) else None,
             nans=_count(counts.get(f"nan{index}")),
             infinities=_count(counts.get(f"inf{index}")),
+            shortest=_count(counts.get(f"short{index}")),
+            longest=_count(counts.get(f"long{index}")),
         )
     return profiles

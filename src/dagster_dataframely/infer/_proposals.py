@@ -76,6 +76,13 @@ def proposals(column: InferredColumn, profile: Profile, *, keyed: bool) -> list[
         is_in = Literal(f"lambda col: col.is_in({listed.text})", listed.imports)
         count = f"{len(values)} value{'s' if len(values) > 1 else ''}"
         propose(count, Option("check", is_in, entry="is_in"))
+    elif profile.shortest is not None and profile.longest is not None and not declared:
+        low, high = profile.shortest, profile.longest
+        propose(
+            f"{low} to {high} bytes long",
+            Option("min_length", _literal(low)),
+            Option("max_length", _literal(high)),
+        )
     if profile.nans == 0:
         propose("no NaN", Option("allow_nan", _literal(False)))
     if profile.infinities == 0:

@@ -22,7 +22,10 @@ from ._columns import InferredColumn, InferredTable
 from ._proposals import Proposal, primary_key, proposals
 
 #: The order of a declaration's options, after its dtype's arguments.
-_ORDER = ("primary_key", "nullable", "unique", "min", "max", "allow_inf", "allow_nan", "check")
+_ORDER = (
+    *("primary_key", "nullable", "unique", "min", "max", "min_length", "max_length"),
+    *("allow_inf", "allow_nan", "check"),
+)
 
 
 def render(

@@ -50,8 +50,12 @@ def dtypes(schema: type[dy.Schema]) -> dict[str, pl.DataType]:
     return {name: column.dtype for name, column in schema.columns().items()}
 
 
-def checked(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]) -> dict:
-    """check name -> passed, from a real run of the sidecar on the asset `orders`."""
+def failing_rows(
+    schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]
+) -> dict[str, int | None]:
+    """check name -> failing rows (0: passed; None: failed, counting no rows, as the column
+    schema does), from a real run of the sidecar on the asset `orders` whose table `source`
+    reads."""
 
     @dg.asset(name="orders")
     def orders() -> None:
@@ -61,8 +65,20 @@ def checked(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[
         [orders, dd.schema_checks(schema, asset=orders, source=source)],
         resources=resources,
         instance=dg.DagsterInstance.ephemeral(),
+        raise_on_error=False,
     )
-    return {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    evaluations = result.get_asset_check_evaluations()
+    assert evaluations, "the run evaluated no check"
+    counts = {e.check_name: e.metadata.get("dy_failed_count") for e in evaluations}
+    return {
+        e.check_name: 0 if e.passed else getattr(counts[e.check_name], "value", None)
+        for e in evaluations
+    }
+
+
+def checked(schema: type[dy.Schema], source: dd.sources.Source, resources: dict[str, Any]) -> dict:
+    """check name -> passed, from a real run of the sidecar on the asset `orders`."""
+    return {name: rows == 0 for name, rows in failing_rows(schema, source, resources).items()}
 
 
 @pytest.fixture
@@ -88,7 +104,7 @@ def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
     # Each timestamp with its zone and unit, as DuckDBTableSource reads them; an ENUM is
     # the Categorical DuckDB's Arrow hands over.
     assert [dtypes(schema)[c] for c in ("placed", "packed", "scanned", "shop")] == [
-        pl.Datetime("us", "Etc/UTC"),
+        pl.Datetime("us", "UTC"),
         pl.Datetime("ms"),
         pl.Datetime("ns"),
         pl.Categorical(),
@@ -100,6 +116,31 @@ def test_a_duckdb_table_becomes_a_schema_its_checks_pass_on(shop: Path) -> None:
     )
     assert outcomes["dy_schema__columns"] is True
     assert all(outcomes.values()), outcomes
+
+
+def test_utc_is_written_utc_and_the_schema_checks_the_table_and_its_parquet_copy(
+    tmp_path: Path,
+) -> None:
+    database, copy = tmp_path / "events.duckdb", tmp_path / "events.parquet"
+    with duckdb.connect(str(database)) as connection:
+        connection.execute("SET TimeZone = 'Etc/UTC'")  # a session that spells UTC so
+        connection.execute(
+            "CREATE TABLE events AS "
+            "SELECT 1 AS event_id, TIMESTAMPTZ '2024-01-01 10:00:00+00' AS at"
+        )
+        connection.execute(f"COPY events TO '{copy}'")
+        source = dd.infer_schema("events", connection=connection)
+    schema = load(source, "Events")
+
+    assert 'at = dy.Datetime(time_unit="us", time_zone="UTC", nullable=True)' in source
+    table = checked(
+        schema,
+        dd.sources.DuckDBTableSource(table="events"),
+        {"duckdb": DuckDBResource(database=str(database))},
+    )
+    parquet = checked(schema, dd.sources.ParquetSource(str(copy)), {})
+    assert table["dy_schema__columns"] is True and all(table.values()), table
+    assert parquet["dy_schema__columns"] is True and all(parquet.values()), parquet
 
 
 def test_a_type_polars_cannot_read_is_a_comment_never_a_guess(shop: Path) -> None:
@@ -121,8 +162,12 @@ def test_profile_proposals_are_comments_never_rules(shop: Path) -> None:
         in proposals
     )
     assert "# proposed (3 rows, no nulls): nullable=False" in proposals  # status
-    assert "# proposed (3 rows, values 0.00 to 3.50): min=0" in proposals  # price
-    assert '# proposed (3 rows, largest value 3.50): max=Decimal("3.50")' in proposals
+    # The range the rows hold, both ends: not `min=0` for values that start at 10.
+    assert "# proposed (3 rows, values 10 to 11): min=10, max=11" in proposals  # customer_id
+    assert (
+        '# proposed (3 rows, values 0.00 to 3.50): min=Decimal("0.00"), max=Decimal("3.50")'
+        in proposals
+    )  # price
     assert "# proposed (3 rows, no NaN): allow_nan=False" in proposals  # amount
     # The declared primary key is the key: no other column is proposed as one.
     assert not any("primary_key" in line for line in proposals)

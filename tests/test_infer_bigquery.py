@@ -95,7 +95,10 @@ AGGREGATE = (
     "AS `inf2`, COUNT(`rate`) AS `n3`, COUNT(CASE WHEN IS_NAN(`rate`) THEN 1 END) AS `nan3`, "
     "COUNT(CASE WHEN `rate` IN (CAST('inf' AS FLOAT64), CAST('-inf' AS FLOAT64)) THEN 1 END) "
     "AS `inf3`, COUNT(`status`) AS `n4`, COUNT(DISTINCT `status`) AS `d4`, "
-    "COUNT(`region`) AS `n5`, COUNT(`placed`) AS `n6`, COUNT(DISTINCT `placed`) AS `d6`, "
+    "MIN(BYTE_LENGTH(`status`)) AS `short4`, MAX(BYTE_LENGTH(`status`)) AS `long4`, "
+    "COUNT(`region`) AS `n5`, MIN(BYTE_LENGTH(`region`)) AS `short5`, "
+    "MAX(BYTE_LENGTH(`region`)) AS `long5`, COUNT(`placed`) AS `n6`, "
+    "COUNT(DISTINCT `placed`) AS `d6`, "
     "COUNT(`local`) AS `n7`, COUNT(DISTINCT `local`) AS `d7` "
     "FROM (SELECT * FROM `shop`.`orders`) AS __dy_rows"
 )
@@ -109,7 +112,8 @@ def test_a_profile_is_one_aggregate_query_in_bigquery_s_sql() -> None:
     counts = {
         "rows": 4, "n0": 4, "d0": 2, "lo0": 1, "hi0": 2, "n1": 4, "d1": 2, "lo1": 1, "hi1": 2,
         "n2": 4, "nan2": 0, "inf2": 0, "n3": 3, "nan3": 1, "inf3": 0, "n4": 4, "d4": 2,
-        "n5": 4, "n6": 2, "d6": 2, "n7": 0, "d7": 0,
+        "short4": 4, "long4": 4, "n5": 4, "short5": 2, "long5": 5, "n6": 2, "d6": 2, "n7": 0,
+        "d7": 0,
     }  # fmt: skip
     warehouse = shop(
         **{
@@ -122,16 +126,15 @@ def test_a_profile_is_one_aggregate_query_in_bigquery_s_sql() -> None:
     assert warehouse.queries[4:] == [AGGREGATE, VALUES]
     proposals = [line.strip() for line in source.splitlines() if "# proposed" in line]
     assert proposals == [
-        "# proposed (4 rows, values 1 to 2): min=0",  # order_id
-        "# proposed (4 rows, largest value 2): max=2",
-        "# proposed (4 rows, values 1 to 2): min=0",  # line
-        "# proposed (4 rows, largest value 2): max=2",
+        "# proposed (4 rows, values 1 to 2): min=1, max=2",  # order_id
+        "# proposed (4 rows, values 1 to 2): min=1, max=2",  # line
         "# proposed (4 rows, no NaN): allow_nan=False",  # total
         "# proposed (4 rows, no infinity): allow_inf=False",
         "# proposed (4 rows, no infinity): allow_inf=False",  # rate: a NaN, no infinity
         "# proposed (4 rows, no nulls): nullable=False",  # status
         '# proposed (4 rows, 2 values): check={"is_in": lambda col: col.is_in(["open", "paid"])}',
         "# proposed (4 rows, no nulls): nullable=False",  # region, collated: not counted
+        "# proposed (4 rows, 2 to 5 bytes long): min_length=2, max_length=5",  # its lengths
     ]
     assert (
         load(source, "Orders").columns().keys()

@@ -240,3 +240,44 @@ def test_a_contract_s_data_types_are_the_dtypes_the_warehouse_s_source_reads(
 
     schema = schema_of(load(dd.infer.dbt_schemas(manifest)["lines"]))
     assert [column.dtype for column in schema.columns().values()] == dtypes
+
+
+def test_adopted_the_models_tables_rules_are_their_tests_and_what_their_rows_hold(
+    built: tuple[Path, dict[str, str]], tmp_path: Path
+) -> None:
+    project, _ = built
+    manifest = str(project / "target" / "manifest.json")
+    database = str(project.parent / "shop.duckdb")
+    output = ["--output-dir", str(tmp_path / "schemas")]
+    options = ["--select", "orders", "customers", "--duckdb", database, "--adopt"]
+    adopted = dagster_dataframely("infer-dbt", manifest, *options, *output, cwd=tmp_path)
+    alone = dagster_dataframely("infer-dbt", manifest, "--adopt", *output, cwd=tmp_path)
+
+    assert adopted.returncode == 0, adopted.stderr
+    orders = (tmp_path / "schemas" / "orders.py").read_text()
+    customers = (tmp_path / "schemas" / "customers.py").read_text()
+    assert "# learned from the data, " in orders and "# learned from the data, " in customers
+    # A dbt test's list of values is the model's declaration: no second one is learned.
+    assert orders.count("is_in") == 2  # customer_id's and status's accepted_values
+    schema = schema_of(load(customers))
+    learned = {rule.name for rule in dd.wiring.rules(schema)} - {
+        "primary_key",
+        "customer_id|nullability",
+        "customer_id|unique",
+    }
+    assert {"customer_id|min", "customer_id|max"} <= learned
+    result = dg.materialize(
+        [
+            dg.AssetSpec("customers"),
+            dd.schema_checks(
+                schema, asset="customers", source=dd.sources.DuckDBTableSource(table="customers")
+            ),
+        ],
+        resources={"duckdb": DuckDBResource(database=database)},
+        selection=dg.AssetSelection.all_asset_checks(),
+        instance=dg.DagsterInstance.ephemeral(),
+    )
+    outcomes = {e.check_name: e.passed for e in result.get_asset_check_evaluations()}
+    assert outcomes and all(outcomes.values()), outcomes
+    assert alone.returncode == 1 and "Traceback" not in alone.stderr, alone.stderr
+    assert "give its connection= (--duckdb FILE or --postgres CONNINFO)" in alone.stderr

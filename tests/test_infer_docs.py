@@ -61,15 +61,26 @@ def test_the_executed_blocks_print_what_the_page_describes(
 
     assert "class Orders(dy.Schema):" in text
     assert "    order_id = dy.Int32(primary_key=True)\n" in text
-    assert '    placed_at = dy.Datetime(time_unit="us", time_zone="Etc/UTC", nullable=True)' in text
+    assert '    placed_at = dy.Datetime(time_unit="us", time_zone="UTC", nullable=True)' in text
     if hasattr(pl, "Map"):  # polars 2 reads a DuckDB MAP as its Map dtype: none in Dataframely
         assert "    # extras: MAP(VARCHAR, INTEGER) has no Dataframely column type" in text
     else:  # polars 1 reads it as a list of key and value structs, which Dataframely has
         assert "    extras = dy.List(\n        dy.Struct(" in text
-    assert "    # proposed (3 rows, values 0.00 to 25.00): min=0" in text
+    assert (
+        '    # proposed (3 rows, values 0.00 to 25.00): min=Decimal("0.00"), max=Decimal("25.00")'
+        in text
+    )
     outcomes = re.findall(r"^(dy_\w+) +(passed|failed)$", text, re.M)
     assert len(outcomes) == 4 and {outcome for _, outcome in outcomes} == {"passed"}
     assert 'Cannot infer a schema for DuckDB table "order"' in text
+    # Adopted: a CREATE TABLE AS table's rules, marked, pass; the changed row fails one.
+    assert "        min=1,  # learned from the data, " in text
+    assert '"C15",' in text  # 16 carriers, listed at is_in_limit=16
+    before, after = text.split("after month = 13 in one row:")
+    flights = re.findall(r"^flights: (dy_\w+) +(passed|failed, \d+ row)$", before, re.M)
+    assert len(flights) == 10 and {outcome for _, outcome in flights} == {"passed"}
+    changed = re.findall(r"^flights: (dy_\w+) +(passed|failed, \d+ row)$", after, re.M)
+    assert [c for c in changed if c[1] != "passed"] == [("dy_rule__month__max", "failed, 1 row")]
     assert "inferred from asset payments through IO manager 'io_manager'" in text
     assert "    payment_id = dy.Int64(nullable=True)" in text
     assert "    # proposed (3 rows, unique, never null): primary_key=True" in text

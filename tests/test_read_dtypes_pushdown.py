@@ -61,7 +61,9 @@ class Drifted(PostgresDrifted):
     """Every cast kind a DuckDB table drifts into."""
 
     finer_unit = dy.Datetime(time_unit="us", nullable=True, max=dt.datetime(2024, 1, 1))
-    zone_alias = dy.Datetime(time_zone="UTC", nullable=True)
+    #: DuckDBTableSource reads `UTC` (it pins the session's zone so): a schema written
+    #: with its alias `Etc/UTC` (as `infer` once wrote it) drifts from it.
+    zone_alias = dy.Datetime(time_zone="Etc/UTC", nullable=True)
 
 
 #: column -> (dtype read, values cast, values just past what the cast holds): the boundaries

@@ -35,7 +35,7 @@ class Readings(dy.Schema):
 
 class ZonedReadings(dy.Schema):
     reading_id = dy.Int64(primary_key=True)
-    taken_at = dy.Datetime(time_zone="Etc/UTC")
+    taken_at = dy.Datetime(time_zone="UTC")
 
 
 def _frame(times: list[datetime]) -> pl.DataFrame:

@@ -1,12 +1,12 @@
 """The `dagster-dataframely` console script: Dataframely schema source from what exists.
 
 - `migrate-pandera package.module:Model` prints the Dataframely source for a Pandera model;
-- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile]` prints a schema inferred
-  from a database table, or from a parquet or Delta path;
+- `infer TABLE [--duckdb FILE | --postgres CONNINFO] [--profile] [--adopt] [--is-in-limit N]`
+  prints a schema inferred from a database table, or from a parquet or Delta path;
   `infer --defs package.module:defs --asset KEY [--partition P]` from an asset's stored table;
 - `infer-dbt target/manifest.json [--select SELECTOR ...] [--duckdb FILE | --postgres
-  CONNINFO] [--output-dir DIR]` writes a schema module per dbt model from its tests and
-  contract;
+  CONNINFO] [--output-dir DIR] [--profile] [--adopt] [--is-in-limit N]` writes a schema
+  module per dbt model from its tests and contract (and, profiled, its table's rows);
 - `dbt-contract package.module:Schema [--dialect D]` prints a dbt model's enforced contract;
 - `report [--format html|markdown|json] [--instance DIR] [--select SELECTION] [--since AGE]
   [--partition P] [--defs package.module:defs]` writes the report of the checks' history in
@@ -79,7 +79,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--dialect", help="with --resource: sqlglot's name of its SQL (snowflake, bigquery)"
     )
     infer.add_argument("--partition", help="with --asset: its partition (default: the latest)")
-    infer.add_argument("--profile", action="store_true", help="propose rules from the rows")
+    _profile_arguments(infer)
     infer.add_argument("--name", help="the schema class's name (default: the table's)")
     infer.add_argument("--output", "-o", type=Path, help="write the source to this file")
     dbt = commands.add_parser(
@@ -103,6 +103,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     warehouse.add_argument("--duckdb", type=Path, metavar="FILE", help="read column types here")
     warehouse.add_argument("--postgres", metavar="CONNINFO", help="or in this PostgreSQL")
     dbt.add_argument("--output-dir", "-o", type=Path, default=Path("."), help="default: .")
+    _profile_arguments(dbt)
     contract = commands.add_parser(
         "dbt-contract",
         help="Write a dbt model's enforced contract (YAML) from a Dataframely schema.",
@@ -164,6 +165,28 @@ def main(argv: Sequence[str] | None = None) -> int:
     return _migrate_pandera(args.model, args.output)
 
 
+def _profile_arguments(command: argparse.ArgumentParser) -> None:
+    """`--profile`, `--adopt` and `--is-in-limit N` of `infer` and `infer-dbt`."""
+    command.add_argument("--profile", action="store_true", help="propose rules from the rows")
+    command.add_argument(
+        "--adopt",
+        action="store_true",
+        help="profile, and write the proposed rules as rules, marked as learned from the data",
+    )
+    command.add_argument(
+        "--is-in-limit",
+        type=int,
+        metavar="N",
+        help="propose is_in for text with at most N distinct values (default: 10)",
+    )
+
+
+def _profiling(args: argparse.Namespace) -> dict[str, Any]:
+    """The keywords of `infer_schema` and `dbt_schemas` that `_profile_arguments` set."""
+    limit = {} if args.is_in_limit is None else {"is_in_limit": args.is_in_limit}
+    return {"profile": args.profile, "adopt": args.adopt, **limit}
+
+
 def _infer(args: argparse.Namespace) -> int:
     from .errors import DagsterDataframelyError
     from .infer import infer_schema
@@ -193,7 +216,7 @@ def _infer(args: argparse.Namespace) -> int:
                 definitions=definitions if by_asset else None,
                 partition=args.partition,
                 schema_name=args.name,
-                profile=args.profile,
+                **_profiling(args),
             )
     except (DagsterDataframelyError, _ImportFailure) as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)
@@ -240,7 +263,11 @@ def _infer_dbt(args: argparse.Namespace) -> int:
     try:
         with opened(args.duckdb, args.postgres) as (connection, dialect):
             sources = dbt_schemas(
-                args.manifest, select=args.select, connection=connection, dialect=dialect
+                args.manifest,
+                select=args.select,
+                connection=connection,
+                dialect=dialect,
+                **_profiling(args),
             )
     except (DagsterDataframelyError, _ImportFailure) as error:
         print(f"dagster-dataframely: error: {error}", file=sys.stderr)

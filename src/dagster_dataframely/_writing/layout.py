@@ -30,22 +30,31 @@ class Module:
 
 
 def call(
-    func: str, args: list[str], indent: str, notes: dict[int, str] | None = None, lead: int = 0
+    func: str,
+    args: list[str],
+    indent: str,
+    notes: dict[int, str] | None = None,
+    lead: int = 0,
+    trailing: dict[int, str] | None = None,
 ) -> str:
     """`func(args)` on one line if it fits and has no notes, else one argument per line.
 
-    `lead` is the length of what precedes the call on its line after `indent`.
+    `notes` are comments above arguments, `trailing` comments at the end of their line (one
+    line however long: it belongs to that argument). `lead` is the length of what precedes
+    the call on its line after `indent`.
     """
     notes = notes or {}
+    trailing = trailing or {}
     line = f"{func}({', '.join(args)})"
-    if not notes and len(indent) + lead + len(line) <= WIDTH and "\n" not in line:
+    if not (notes or trailing) and len(indent) + lead + len(line) <= WIDTH and "\n" not in line:
         return line
     inner = indent + INDENT
     lines = [f"{func}("]
     for number, arg in enumerate(args):
         if number in notes:
             lines.extend(comment(notes[number], inner))
-        lines.append(f"{inner}{arg},")
+        end = f"  # {trailing[number]}" if number in trailing else ""
+        lines.append(f"{inner}{arg},{end}")
     lines.append(f"{indent})")
     return "\n".join(lines)
 

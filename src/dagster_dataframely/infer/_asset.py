@@ -29,6 +29,7 @@ def asset_table(
     partition: str | None,
     instance: dg.DagsterInstance | None,
     profile: bool,
+    is_in_limit: int,
 ) -> InferredTable:
     """The columns (and, with `profile`, the profiles) of `asset`'s stored table."""
     key = parse_asset_key(asset)
@@ -71,7 +72,7 @@ def asset_table(
             InferredColumn(name=column, dtype=dtype, declared=str(dtype))
             for column, dtype in schema.items()
         ]
-        profiles = profile_frame(frame, columns) if profile else {}
+        profiles = profile_frame(frame, columns, is_in_limit=is_in_limit) if profile else {}
     described = f"asset {name}"
     if partition is not None:
         described += f" (partition {partition}{', the latest materialized' if latest else ''})"

@@ -24,6 +24,9 @@ class Profile:
         values: Its distinct values, sorted, where there are few of them (text only).
         nans: Its NaN values (floats only), None where not counted.
         infinities: Its infinite values (floats only), None where not counted.
+        shortest: Its shortest value's length in UTF-8 bytes, as Dataframely's `min_length`
+            counts (strings only), None where not read.
+        longest: Its longest value's length in bytes, None where not read.
     """
 
     rows: int
@@ -34,6 +37,8 @@ class Profile:
     values: tuple[Any, ...] | None = None
     nans: int | None = None
     infinities: int | None = None
+    shortest: int | None = None
+    longest: int | None = None
 
 
 @dataclass(frozen=True)

@@ -175,15 +175,18 @@ def unreadable(dtype: pl.DataType | None, declared: str, described: str | None) 
     know as text; None for dtypes read from Arrow, which are the values' own."""
     if dtype is None:
         return "polars cannot read it"
-    if described is None or dtype != pl.String():
-        return None
-    try:
-        kind = exp.DataType.build(declared, dialect=described)
-    except (sqlglot.errors.ParseError, ValueError):
-        kind = None
-    if kind is not None and kind.is_type(*_TEXT):
+    if described is None or dtype != pl.String() or is_text(declared, described):
         return None
     return "the source reads a type it does not know as text, which its values may not be"
+
+
+def is_text(declared: str, dialect: str) -> bool:
+    """Whether `declared` is a text type of `dialect` (not one read as text: an enum type)."""
+    try:
+        kind = exp.DataType.build(declared, dialect=dialect)
+    except (sqlglot.errors.ParseError, ValueError):
+        return False
+    return kind.is_type(*_TEXT)
 
 
 def _constraints(

@@ -24,11 +24,14 @@ from .._engine.naming import check_name
 from .._engine.sql.dialects import described
 from .._writing.literals import literal, string
 from .._writing.names import class_name, identifier, unique_name
+from ..errors import InvalidSourceError
 from ..sources._duckdb_cursors import _dtypes as duckdb_dtypes
 from ..sources._sql_query import polars_dtype
-from ._columns import InferredColumn, InferredTable, Tolerated, WrittenRule
+from ._columns import InferredColumn, InferredTable, Profile, Tolerated, WrittenRule
 from ._database import Database, database, read_columns, unreadable
 from ._manifest import DbtModel, DbtTest, Manifest, read_manifest
+from ._profile import IS_IN_LIMIT, is_in_limit_of, profile_table
+from ._proposals import adopted
 from ._relationships import MODULE, Relationship, relationships, render_collections
 from ._render import render
 
@@ -51,6 +54,9 @@ def dbt_schemas(
     select: Sequence[str] | None = None,
     connection: Any = None,
     dialect: str | None = None,
+    profile: bool = False,
+    adopt: bool = False,
+    is_in_limit: int = IS_IN_LIMIT,
 ) -> dict[str, str]:
     """Dataframely schema source for each selected model of a dbt project, by model name.
 
@@ -62,22 +68,42 @@ def dbt_schemas(
             types are then read from the tables as the sources read them. Without it they
             come from the contract's `data_type`, and a column without one is `dy.Any()`.
         dialect: The warehouse's sqlglot dialect; defaults to the manifest's adapter.
+        profile: With `connection`: profile each model's table, and write what its rows
+            propose beyond its tests as `# proposed` comments (as `infer_schema` does).
+        adopt: Profile, and write the proposals as options of the declarations, each marked
+            as learned from the data on the day: a model built by `CREATE TABLE AS`
+            declares no constraint, so this is how its schema gets rules of its data.
+        is_in_limit: A text column with at most this many distinct values is proposed
+            `is_in` those values.
 
     Raises:
         UnsupportedManifestError: The file is not a manifest of a version read here.
         UnknownModelError: A selected name is not a model of the manifest.
+        InvalidSourceError: `profile` or `adopt` without `connection`.
+        InvalidSettingError: `is_in_limit` is not a whole number of at least 1.
     """
+    limit = is_in_limit_of(is_in_limit, "dbt_schemas")
+    if (profile or adopt) and connection is None:
+        raise InvalidSourceError(
+            "dbt_schemas profiles the models' tables in the warehouse they are built in: give "
+            "its connection= (--duckdb FILE or --postgres CONNINFO) with profile or adopt "
+            "(--profile, --adopt), or infer from the manifest alone without them."
+        )
     read = read_manifest(Path(manifest))
     models = read.select(select)
     with _warehouse(connection, dialect or read.adapter) as db:
-        tables = {model.name: _table(model, read, db) for model in models}
+        profiled = limit if profile or adopt else None
+        tables = {model.name: _table(model, read, db, profiled) for model in models}
     kept, refused = relationships({m.name: m.tests for m in models}, tables)
     sources = {}
     for model in models:
         table = tables[model.name]
         notes = [*table.notes, *_relationship_notes(model, kept, refused)]
         sources[model.name] = render(
-            replace(table, notes=notes), class_name(model.name), about=ABOUT
+            replace(table, notes=notes),
+            class_name(model.name),
+            about=ABOUT,
+            adopted=adopted(adopt),
         )
     if kept:
         sources[MODULE] = render_collections(kept)
@@ -109,11 +135,18 @@ def _warehouse(connection: Any, dialect: str) -> Iterator[Database | None]:
         yield db
 
 
-def _table(model: DbtModel, manifest: Manifest, db: Database | None) -> InferredTable:
+def _table(
+    model: DbtModel, manifest: Manifest, db: Database | None, is_in_limit: int | None
+) -> InferredTable:
+    """The model's table: its columns, its tests translated, and (with `is_in_limit`, the
+    profile's) the profile of its rows."""
+    profiles: dict[str, Profile] = {}
     if db is not None:
-        _, read, _ = read_columns(db, model.relation)
+        table, read, facts = read_columns(db, model.relation)
         columns = {column.name: _constrained(column, model) for column in read}
         where = f"dbt model `{model.name}` ({model.relation})"
+        if is_in_limit is not None:
+            profiles = profile_table(db, table, read, facts, is_in_limit=is_in_limit)
     else:
         columns = {
             name: _declared(column.data_type, manifest.adapter, name, column.constraints, model)
@@ -127,6 +160,7 @@ def _table(model: DbtModel, manifest: Manifest, db: Database | None) -> Inferred
         name=model.name,
         where=where,
         columns=list(translation.columns.values()),
+        profiles=profiles,
         notes=translation.notes,
         rules=translation.rules,
         warn=translation.warn,

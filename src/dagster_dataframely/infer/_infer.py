@@ -8,28 +8,25 @@ from pathlib import Path
 from typing import Any
 
 import dagster as dg
-from sqlglot import exp
 
 from .._checks.asset_keys import AssetKeyLike
 from .._writing.names import class_name
 from ..errors import (
-    DagsterDataframelyError,
     InvalidSourceError,
-    SourceReadError,
     TableNotFoundError,
 )
 from ..sources._names import dialect_name
 from ._asset import asset_table
 from ._columns import InferredColumn, InferredTable
 from ._database import Database, database, read_columns
-from ._profile import profile_frame, profile_sql
+from ._profile import IS_IN_LIMIT, is_in_limit_of, profile_frame, profile_table
+from ._proposals import adopted
 from ._render import render
 
 ABOUT = (
     "Written by `dagster-dataframely infer`: each column's type is the one "
     "dagster-dataframely's sources read it with, and NOT NULL and primary-key constraints "
-    "are declared. Comments marked `proposed` come from a profile of today's rows: "
-    "assumptions, not rules, until a person adopts them."
+    "are declared."
 )
 
 
@@ -44,6 +41,8 @@ def infer_schema(
     instance: dg.DagsterInstance | None = None,
     schema_name: str | None = None,
     profile: bool = False,
+    adopt: bool = False,
+    is_in_limit: int = IS_IN_LIMIT,
 ) -> str:
     """Dataframely schema source for a table: one formatted, importable module.
 
@@ -53,7 +52,9 @@ def infer_schema(
     Column types are the ones the source reads, `NOT NULL` columns are not nullable, a
     declared primary key is `primary_key=True`, and a column with no Dataframely type is a
     comment naming its type. With `profile`, one aggregate query inside the database (one
-    polars pass over a file) proposes more, as `# proposed` comments, never as rules.
+    polars pass over a file) proposes more, as `# proposed` comments, never as rules;
+    with `adopt`, a person's explicit choice, the proposals are written as rules instead,
+    each marked as learned from the data on the day.
 
     Args:
         table: A table name (`schema.table`, or `table` in the current schema) when
@@ -73,7 +74,12 @@ def infer_schema(
             `FilesystemIOManager`'s files); defaults to `DAGSTER_HOME`'s, else an
             ephemeral one.
         schema_name: The class name; defaults to the table's name in CamelCase.
-        profile: Propose nullability, a primary key, `is_in` and `min` from today's rows.
+        profile: Propose nullability, a primary key or uniqueness, `is_in`, the range of
+            values and the absence of NaN and infinities from today's rows.
+        adopt: Profile, and write the proposals as options of the declarations (`min=1,
+            # learned from the data, <date> (...)`) instead of comments.
+        is_in_limit: A text column with at most this many distinct values is proposed
+            `is_in` those values.
 
     Raises:
         TableNotFoundError: The database cannot read the table (the message names the
@@ -83,6 +89,7 @@ def infer_schema(
             that is not DuckDB's comes without `dialect`, or not exactly one of `table` and
             `asset` (with `definitions`) is given.
         SourceReadError: The database refused the profile query (`profile`).
+        InvalidSettingError: `is_in_limit` is not a whole number of at least 1.
         UnknownAssetError: `definitions` do not declare `asset` (the message names the
             closest keys they do).
     """
@@ -91,6 +98,8 @@ def infer_schema(
             "infer_schema reads either a table (a name with connection=, or a path) or an "
             "asset's stored table (asset= with definitions=): give exactly one of them."
         )
+    is_in_limit = is_in_limit_of(is_in_limit, "infer_schema")
+    profile = profile or adopt
     if asset is not None:
         assert definitions is not None
         inferred = asset_table(
@@ -99,16 +108,17 @@ def infer_schema(
             partition=partition,
             instance=instance if instance is not None else _instance(),
             profile=profile,
+            is_in_limit=is_in_limit,
         )
     elif connection is None:
         assert table is not None
-        inferred = _file(Path(table), profile=profile)
+        inferred = _file(Path(table), profile=profile, is_in_limit=is_in_limit)
     else:
         with database(connection, dialect) as db:
-            inferred = _table(db, str(table), profile=profile)
+            inferred = _table(db, str(table), profile=profile, is_in_limit=is_in_limit)
     # An upper-case name (Snowflake's unquoted ones) is written in CamelCase too.
     name = inferred.name.lower() if inferred.name.isupper() else inferred.name
-    return render(inferred, schema_name or class_name(name), about=ABOUT)
+    return render(inferred, schema_name or class_name(name), about=ABOUT, adopted=adopted(adopt))
 
 
 def _instance() -> dg.DagsterInstance | None:
@@ -116,25 +126,14 @@ def _instance() -> dg.DagsterInstance | None:
     return dg.DagsterInstance.get() if os.environ.get("DAGSTER_HOME") else None
 
 
-def _table(db: Database, name: str, *, profile: bool) -> InferredTable:
+def _table(db: Database, name: str, *, profile: bool, is_in_limit: int) -> InferredTable:
     table, columns, facts = read_columns(db, name)
     where = f"{dialect_name(db.dialect)} table {table.sql(dialect=db.dialect)}"
-    profiles = {}
-    if profile:
-        rows = exp.select(exp.Star()).from_(table)
-        try:
-            profiles = profile_sql(rows, columns, facts, db.dialect, db.run)
-        except DagsterDataframelyError as error:
-            reason = " ".join(str(error.__cause__ or error).split())[:300]
-            raise SourceReadError(
-                f"Cannot profile {where}: the database refused the profile query ({reason}). "
-                "Infer without profile=True (--profile) for the schema the table declares, "
-                "and report the database's message to dagster-dataframely."
-            ) from error
+    profiles = profile_table(db, table, columns, facts, is_in_limit=is_in_limit) if profile else {}
     return InferredTable(name=table.name, where=where, columns=columns, profiles=profiles)
 
 
-def _file(path: Path, *, profile: bool) -> InferredTable:
+def _file(path: Path, *, profile: bool, is_in_limit: int) -> InferredTable:
     """A Delta table (a directory with `_delta_log`) or parquet, scanned as the package's
     `DeltaSource` and `ParquetSource` scan it."""
     from ..sources import DeltaSource, ParquetSource
@@ -160,5 +159,5 @@ def _file(path: Path, *, profile: bool) -> InferredTable:
         name=stem or "table",
         where=source.describe(),
         columns=columns,
-        profiles=profile_frame(frame, columns) if profile else {},
+        profiles=profile_frame(frame, columns, is_in_limit=is_in_limit) if profile else {},
     )

@@ -1,27 +1,40 @@
 """Source text of an inferred schema: one `dy.Schema` class named after the table.
 
 A column's declaration says what the database declares (its type as the sources read it, `NOT
-NULL`, the primary key, a float's NaN and infinities), nothing more. What a profile suggests
-is written above it as `# proposed` comments, never as rules; a column with no Dataframely
-type is a comment naming its type.
+NULL`, the primary key, a float's NaN and infinities), nothing more. What a profile proposes
+is written above it as `# proposed` comments, never as rules, unless a person adopts the
+proposals (`adopted`): then they are options of the declaration, each marked on its line as
+learned from the data on that day. A column with no Dataframely type is a comment naming its
+type.
 """
 
 from __future__ import annotations
 
+import datetime
 import textwrap
-from typing import Any
+from collections.abc import Sequence
 
 from .._writing.columns import ColumnType, DtypeError, polars_column_type
 from .._writing.layout import INDENT, Module, call, comment, docstring, formatted
-from .._writing.literals import literal, string
+from .._writing.literals import string
 from .._writing.names import attribute_name, identifier
-from ._columns import InferredColumn, InferredTable, Profile
-from ._profile import FEW_VALUES
+from ._columns import InferredColumn, InferredTable
+from ._proposals import Proposal, primary_key, proposals
+
+#: The order of a declaration's options, after its dtype's arguments.
+_ORDER = (
+    *("primary_key", "nullable", "unique", "min", "max", "min_length", "max_length"),
+    *("allow_inf", "allow_nan", "check"),
+)
 
 
-def render(table: InferredTable, class_name: str, *, about: str) -> str:
+def render(
+    table: InferredTable, class_name: str, *, about: str, adopted: datetime.date | None = None
+) -> str:
     """The module text: imports, and the class with one declaration per column and one
-    method per rule; `about` is the module docstring's paragraph on where it comes from."""
+    method per rule; `about` is the module docstring's paragraph on where it comes from.
+    `adopted`: the day the profile's proposals were learned, written as declarations (None:
+    as comments)."""
     module = Module(third_party={"import dataframely as dy"})
     taken: set[str] = {rule.name for rule in table.rules}
     keyed = any(column.primary_key for column in table.columns)
@@ -32,9 +45,12 @@ def render(table: InferredTable, class_name: str, *, about: str) -> str:
             body += _undeclared(column, kind)
             continue
         profile = table.profiles.get(column.name)
-        if profile is not None:
-            body += _proposals(column, profile, keyed)
-        body += _declaration(column, kind, module, taken)
+        found = [] if profile is None else proposals(column, profile, keyed=keyed)
+        keyed = keyed or primary_key(found)
+        if adopted is None:
+            body += [f"{INDENT}{proposal.comment}" for proposal in found]
+            found = []
+        body += _declaration(column, kind, module, taken, found, adopted)
     for rule in table.rules:
         module.third_party.add("import polars as pl")
         body += ["", f"{INDENT}@dy.rule()", f"{INDENT}def {rule.name}(cls) -> pl.Expr:"]
@@ -42,7 +58,8 @@ def render(table: InferredTable, class_name: str, *, about: str) -> str:
     decorators = _decorators(table)
     if decorators:
         module.third_party.add("import dagster_dataframely as dd")
-    lines = [*_header(class_name, table, about), "", module.import_block(), "", "", *decorators]
+    header = _header(class_name, table, about + _learned(table, adopted))
+    lines = [*header, "", module.import_block(), "", "", *decorators]
     lines += [f"class {class_name}(dy.Schema):", *(body or [f"{INDENT}pass"])]
     if table.replaces:
         lines += ["", "", "#: The Dagster check that takes over each dbt test of the model."]
@@ -78,29 +95,53 @@ def _column_type(column: InferredColumn) -> ColumnType | str:
 
 
 def _declaration(
-    column: InferredColumn, kind: ColumnType, module: Module, taken: set[str]
+    column: InferredColumn,
+    kind: ColumnType,
+    module: Module,
+    taken: set[str],
+    learned: Sequence[Proposal] = (),
+    adopted: datetime.date | None = None,
 ) -> list[str]:
-    """`attribute = dy.Kind(...)`."""
-    options = []
+    """`attribute = dy.Kind(...)`, with the `learned` proposals as options, each marked on its
+    line as learned from the data on `adopted`."""
+    options: dict[str, str] = {}
+    marked: set[str] = set()
     typed = kind.kind != "Any"  # `dy.Any` takes no nullable=, primary_key=, unique=
     if typed and column.primary_key:
-        options.append("primary_key=True")
+        options["primary_key"] = "True"
     elif typed and column.nullable:
-        options.append("nullable=True")
+        options["nullable"] = "True"
     if typed and column.unique:
-        options.append("unique=True")
+        options["unique"] = "True"
     if kind.is_float:  # the database admits them: only a person may forbid them
-        options += ["allow_inf=True", "allow_nan=True"]
-    if column.checks:
-        entries = [f"{string(key)}: {text}" for key, text in column.checks.items()]
-        options.append("check={" + ", ".join(entries) + "}")
+        options |= {"allow_inf": "True", "allow_nan": "True"}
+    checks = dict(column.checks)
+    for option in (option for proposal in learned for option in proposal.options):
+        module.stdlib |= option.value.imports
+        if option.entry is None:
+            options[option.keyword] = option.value.text
+        else:
+            checks[option.entry] = option.value.text
+        marked.add(option.keyword)
+    if "primary_key" in options:  # a key is never null: `nullable=` would contradict it
+        options.pop("nullable", None)
+    if checks:
+        entries = [f"{string(key)}: {text}" for key, text in checks.items()]
+        options["check"] = "{" + ", ".join(entries) + "}"
+    texts = [f"{key}={options[key]}" for key in _ORDER if key in options]
     attribute = attribute_name(identifier(column.name, "column"), taken)
     if attribute != column.name:
-        options.append(f"alias={string(column.name)}")
-    func, texts, imports = kind.source(options)
+        texts.append(f"alias={string(column.name)}")
+    func, args, imports = kind.source(texts)
     module.stdlib |= imports
+    first = len(args) - len(texts)  # the dtype's own arguments come first
+    trailing = {
+        first + index: f"learned from the data, {adopted}"
+        for index, key in enumerate(k for k in _ORDER if k in options)
+        if key in marked
+    }
     lead = len(f"{attribute} = ")
-    return [f"{INDENT}{attribute} = " + call(func, texts, INDENT, lead=lead)]
+    return [f"{INDENT}{attribute} = " + call(func, args, INDENT, lead=lead, trailing=trailing)]
 
 
 def _undeclared(column: InferredColumn, reason: str) -> list[str]:
@@ -111,43 +152,21 @@ def _undeclared(column: InferredColumn, reason: str) -> list[str]:
     )
 
 
-def _proposals(column: InferredColumn, profile: Profile, keyed: bool) -> list[str]:
-    """`# proposed` comments for what `profile` suggests that the declaration does not say."""
-    if profile.rows == 0:
-        return []
-    found: list[tuple[str, str]] = []
-    never_null = profile.nulls == 0
-    if never_null and column.nullable and not column.primary_key:
-        found.append(("nullable=False", "no nulls"))
-    if never_null and not keyed and profile.distinct == profile.rows:
-        found.append(("primary_key=True", "unique, never null"))
-    declared = "enum" in column.checks  # the database's own list of values, declared
-    if profile.values is not None and len(profile.values) <= FEW_VALUES and not declared:
-        values = _text(list(profile.values))
-        found.append(
-            (
-                f'check={{"is_in": lambda col: col.is_in({values})}}',
-                f"{len(profile.values)} value{'s' if len(profile.values) > 1 else ''}",
-            )
+def _learned(table: InferredTable, adopted: datetime.date | None) -> str:
+    """The header's sentence on what a profile of the table's rows added, if one was made."""
+    if not table.profiles:
+        return ""
+    if adopted is None:
+        return (
+            " Comments marked `proposed` come from a profile of today's rows: assumptions, "
+            "not rules, until a person adopts them."
         )
-    if profile.nans == 0:
-        found.append(("allow_nan=False", "no NaN"))
-    if profile.infinities == 0:
-        found.append(("allow_inf=False", "no infinity"))
-    if profile.minimum is not None and profile.minimum >= 0:
-        found.append(("min=0", f"values {profile.minimum} to {profile.maximum}"))
-        # A separate line: today's largest value is the weaker assumption of the two.
-        found.append((f"max={_text(profile.maximum)}", f"largest value {profile.maximum}"))
-    rows = f"{profile.rows:,} row{'s' if profile.rows > 1 else ''}"
-    # One line each, however long: a proposal is copied into the declaration as it is.
-    return [f"{INDENT}# proposed ({rows}, {why}): {option}" for option, why in found]
-
-
-def _text(value: Any) -> str:
-    try:
-        return literal(value).text
-    except ValueError:
-        return repr(value)
+    rows = next(iter(table.profiles.values())).rows
+    return (
+        f" Options marked `learned from the data` were adopted from a profile of its {rows:,} "
+        f"row{'' if rows == 1 else 's'} on {adopted}: rules of the table from now on, each "
+        "for a person to keep or delete."
+    )
 
 
 def _header(class_name: str, table: InferredTable, about: str) -> list[str]:

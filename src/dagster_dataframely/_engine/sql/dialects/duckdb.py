@@ -106,7 +106,7 @@ class Dialect:
     #: Session settings a check pins for its own queries, so that no setting of the user's
     #: session changes what they select or how values come back. DuckDB's `TimeZone` (its
     #: default here) is the zone a `TIMESTAMPTZ` reaches polars in and casts to a date in.
-    session_settings: ClassVar[dict[str, Value]] = {"TimeZone": "Etc/UTC"}
+    session_settings: ClassVar[dict[str, Value]] = {"TimeZone": "UTC"}
     #: Each `connection.cursor()` is a session of its own (DuckDB): the settings are pinned
     #: on every cursor, and the user's connection is never changed.
     cursors_are_sessions: ClassVar[bool] = True

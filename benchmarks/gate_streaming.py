@@ -2,12 +2,16 @@
 plain asset returning the same scan and beside Dataframely's own `Schema.filter` by hand.
 
 Usage: `python benchmarks/gate_streaming.py [--rows 10000000 50000000] [--repeat 3]
-[--before /work/main/src] [--key] [--clean] [--only VARIANT ...] [--dir DIR]`
+[--before /work/main/src] [--key] [--clean] [--only VARIANT ...] [--shape SHAPE] [--dir DIR]`
 
-Per size, writes a parquet file of 6 narrow columns in which about 1% of the rows break a
-rule (`amount < 0`; none with `--clean`), then measures each variant in a fresh process
-(round-robin, the median of `--repeat`): CPU seconds (user + system) and peak RSS (imports
-included). Variants:
+Per size, writes a parquet file (kept in `--dir` for the next run): by default 6 narrow
+columns in which about 1% of the rows break a rule (`amount < 0`; none with `--clean`); with
+`--shape orders-duckdb` the order table of issue 40 (an id, an amount, a quantity, an e-mail
+checked by a regex and a note checked by its length, about 1% of the rows breaking each
+rule, no key), written by DuckDB's `COPY` with its default row groups, or with `--shape
+orders-polars` the same rows written by polars. Then it measures each variant in a fresh
+process (round-robin, the median of `--repeat`): CPU seconds (user + system) and peak RSS
+(imports included), each run's figures printed as it ends. Variants:
 
 - `plain @dg.asset`: returns the scan; `dd.ParquetIOManager` streams it to parquet;
 - `Schema.filter + sink_parquet`: Dataframely's lazy filter, the valid rows and the failure
@@ -29,7 +33,9 @@ included). Variants:
 With `--key`, the schema's `id` column is its primary key (memory then grows with the number
 of distinct keys, in the gate as in the sidecar and Dataframely). Targets (issue 23): the gate
 at most 1.3x the plain asset's peak RSS and 1.4x its CPU, flat from the smallest size to the
-largest within 1.1x.
+largest within 1.1x; on the order table (issue 40), at 10M, 50M and 100M rows, at most 1.3x
+the plain asset's peak and 1.6x its CPU. `docs/asset.md` ("A table with text") has the
+figures.
 """
 
 import argparse
@@ -42,11 +48,17 @@ from pathlib import Path
 from _measure import child_figures, dispatch, interleaved, load_average, measured
 
 FAILING_EVERY = 100  # one row in a hundred breaks `amount|min`
+#: The sources: 6 narrow columns (polars' writer), or the order table of issue 40 written by
+#: DuckDB or by polars.
+SHAPES = ("lines", "orders-duckdb", "orders-polars")
 
 
-def make_source(rows: int, path: Path, clean: bool = False) -> None:
-    """`rows` rows of 6 narrow columns, written in one streaming pass; with `clean`, no row
+def make_source(rows: int, path: Path, clean: bool = False, shape: str = "lines") -> None:
+    """`rows` rows of `shape` (`SHAPES`), written in one streaming pass; with `clean`, no row
     breaks a rule."""
+    if shape != "lines":
+        _make_orders(rows, path, clean, writer=shape.removeprefix("orders-"))
+        return
     import polars as pl
 
     i = pl.int_range(rows, dtype=pl.Int64)
@@ -62,8 +74,71 @@ def make_source(rows: int, path: Path, clean: bool = False) -> None:
     ).sink_parquet(path)
 
 
-def schema(key: bool) -> type:
+#: The order table of issue 40, as SQL over `i` in `range(rows)`: about 1% of the rows break
+#: each rule (`id` null, `amount` below 0 or above 1000, `quantity` null, 0 or 101, an
+#: upper-case e-mail, a 25-character note), scattered through every row group; with `clean`
+#: only the valid values (the nullable columns keep their nulls).
+_ORDERS = {
+    "id": ("i", "CASE WHEN i % 100 = 50 THEN NULL WHEN i % 200 = 3 THEN i - 1 ELSE i END"),
+    "amount": (
+        "CAST(CASE WHEN i % 50 = 7 THEN NULL ELSE (i % 1000) + 0.5 END AS DOUBLE)",
+        "CAST(CASE WHEN i % 50 = 7 THEN NULL WHEN i % 200 = 11 THEN -5"
+        " WHEN i % 200 = 111 THEN 1500 ELSE (i % 1000) + 0.5 END AS DOUBLE)",
+    ),
+    "quantity": (
+        "CAST((i % 100) + 1 AS INTEGER)",
+        "CAST(CASE WHEN i % 300 = 13 THEN NULL WHEN i % 300 = 113 THEN 0"
+        " WHEN i % 300 = 213 THEN 101 ELSE (i % 100) + 1 END AS INTEGER)",
+    ),
+    "email": (
+        "CASE WHEN i % 20 = 3 THEN NULL ELSE 'user.' || (i % 100000) || '@shop.com' END",
+        "CASE WHEN i % 20 = 3 THEN NULL WHEN i % 100 = 29 THEN 'Bad.User@Shop.com'"
+        " ELSE 'user.' || (i % 100000) || '@shop.com' END",
+    ),
+    "note": (
+        "CASE WHEN i % 4 = 0 THEN NULL ELSE 'note ' || (i % 10000000) END",
+        "CASE WHEN i % 4 = 0 THEN NULL WHEN i % 100 = 37 THEN 'a note of 25 characters..'"
+        " ELSE 'note ' || (i % 10000000) END",
+    ),
+}
+
+
+def _make_orders(rows: int, path: Path, clean: bool, writer: str) -> None:
+    """The order table written by DuckDB's `COPY ... (FORMAT parquet)` (its default row
+    groups); for `writer="polars"`, that file rewritten by polars' `sink_parquet` (the same
+    rows in polars' row groups and encodings)."""
+    import duckdb
+
+    if writer == "polars":
+        written = path.with_name(path.name.replace("orders-polars", "orders-duckdb"))
+        if not written.exists():
+            _make_orders(rows, written, clean, "duckdb")
+        import polars as pl
+
+        pl.scan_parquet(written).sink_parquet(path)
+        return
+    columns = ", ".join(f"{sql[not clean]} AS {name}" for name, sql in _ORDERS.items())
+    with duckdb.connect() as connection:
+        connection.execute(
+            f"COPY (SELECT {columns} FROM range({rows}) AS t(i)) TO '{path}' (FORMAT parquet)"
+        )
+
+
+def schema(key: bool, shape: str = "lines") -> type:
     import dataframely as dy
+
+    if shape != "lines":
+
+        class Orders(dy.Schema):
+            """An order table with text columns and no key (issue 40)."""
+
+            id = dy.Int64(nullable=False)
+            amount = dy.Float64(nullable=True, min=0, max=1_000)
+            quantity = dy.Int32(nullable=False, min=1, max=100)
+            email = dy.String(nullable=True, regex=r"^[a-z0-9.]+@[a-z]+\.[a-z]+$")
+            note = dy.String(nullable=True, max_length=12)
+
+        return Orders
 
     class Lines(dy.Schema):
         """A narrow order line."""
@@ -78,13 +153,19 @@ def schema(key: bool) -> type:
     return Lines
 
 
-def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]:
+def source_path(root: Path, rows: int, clean: bool, shape: str) -> Path:
+    """Where under `root` the source of `rows` rows of `shape` is kept, to be reused."""
+    name = "source" if shape == "lines" else shape
+    return root / f"{name}-{rows}{'-clean' if clean else ''}.parquet"
+
+
+def measure(variant: str, source: str, store: str, key: str, shape: str) -> dict[str, float]:
     import dagster as dg
     import polars as pl
 
     import dagster_dataframely as dd
 
-    Lines = schema(key == "key")
+    Lines = schema(key == "key", shape)
     shutil.rmtree(store, ignore_errors=True)
     io = dd.ParquetIOManager(base_dir=store)
     if variant == "dataframely":
@@ -99,14 +180,11 @@ def measure(variant: str, source: str, store: str, key: str) -> dict[str, float]
     def plain() -> pl.LazyFrame:
         return pl.scan_parquet(source)
 
-    table_checks: dict = (
-        {
-            "expect_rows": dd.ExpectRows(min=1),
-            "expect_fresh": dd.ExpectFresh("ordered_at", within="100000d"),
-        }
-        if variant == "gated-table"
-        else {}
-    )
+    table_checks: dict = {}
+    if variant == "gated-table":
+        table_checks["expect_rows"] = dd.ExpectRows(min=1)
+        if shape == "lines":  # the order table has no time column
+            table_checks["expect_fresh"] = dd.ExpectFresh("ordered_at", within="100000d")
 
     scan = {"parallel": "prefiltered"} if variant == "gated-prefiltered" else {}
 
@@ -154,27 +232,34 @@ def main(args: argparse.Namespace) -> None:
         variants["dd.asset, quarantine (before)"] = "gated"
         envs["dd.asset, quarantine (before)"] = {**os.environ, "PYTHONPATH": args.before}
     key = "key" if args.key else "nokey"
+    if args.key and args.shape != "lines":
+        sys.exit("--key needs --shape lines: the order table has no key")
     print(
-        f"load average {load_average()}; primary key: {args.key}; clean: {args.clean}",
+        f"load average {load_average()}; shape: {args.shape}; primary key: {args.key}; "
+        f"clean: {args.clean}",
         flush=True,
     )
     peaks: dict[str, list[float]] = {name: [] for name in variants}
     try:
         for rows in args.rows:
-            source = root / f"source-{rows}{'-clean' if args.clean else ''}.parquet"
+            source = source_path(root, rows, args.clean, args.shape)
             if not source.exists():
-                make_source(rows, source, args.clean)
+                make_source(rows, source, args.clean, args.shape)
             found = interleaved(
                 variants,
                 args.repeat,
-                lambda name, rows=rows, source=source: child_figures(
-                    here,
-                    variants[name],
-                    str(source),
-                    str(root / "store"),
-                    key,
-                    label=f"{name} at {rows:,} rows",
-                    env=envs[name],
+                lambda name, rows=rows, source=source: _shown(
+                    f"{name} at {rows:,} rows",
+                    child_figures(
+                        here,
+                        variants[name],
+                        str(source),
+                        str(root / "store"),
+                        key,
+                        args.shape,
+                        label=f"{name} at {rows:,} rows",
+                        env=envs[name],
+                    ),
                 ),
                 pick=_median,
             )
@@ -199,6 +284,12 @@ def main(args: argparse.Namespace) -> None:
     print(f"\nload average {load_average()}")
 
 
+def _shown(label: str, figures: dict[str, float]) -> dict[str, float]:
+    """`figures`, printed as they come: a run's own figures, for the spread of the medians."""
+    print(f"  run: {label}: {figures['cpu_seconds']:.1f} s CPU, {figures['peak_mb']:.0f} MB")
+    return figures
+
+
 def _median(values: list[float]) -> float:
     ordered = sorted(values)
     return ordered[len(ordered) // 2]
@@ -215,5 +306,6 @@ if __name__ == "__main__":
     parser.add_argument(
         "--only", nargs="+", choices=sorted(set(VARIANTS.values())), help="variants to measure"
     )
+    parser.add_argument("--shape", choices=SHAPES, default="lines", help="the source's columns")
     parser.add_argument("--dir", help="keep sources here (default: a temporary directory)")
-    dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE", "KEY"))
+    dispatch(parser, measure, main, ("VARIANT", "SOURCE", "STORE", "KEY", "SHAPE"))

@@ -120,6 +120,74 @@ def test_the_plan_reaches_the_parquet_sink_as_a_scan_never_as_collected_rows(tmp
         assert plan is not None and "SCAN" in plan and "DF [" not in plan, plan
 
 
+class Notes(dy.Schema):
+    """Text checked by a regex and by a length, as in issue 40's order table."""
+
+    id = dy.Int64(nullable=False)
+    email = dy.String(nullable=True, regex=r"^[a-z0-9.]+@[a-z]+\.[a-z]+$")
+    note = dy.String(nullable=True, max_length=12)
+
+
+class ProbingParquetIOManager(dd.ParquetIOManager):
+    """`dd.ParquetIOManager` that notes, per output, the order in which polars' streaming
+    engine reads the morsels of the plan it sinks (`READ`, noted by the asset's own plan) and
+    hands them to the sink (`SUNK`)."""
+
+    def handle_output(
+        self, context: dg.OutputContext, obj: pl.DataFrame | pl.LazyFrame | None
+    ) -> None:
+        assert isinstance(obj, pl.LazyFrame)
+        EVENTS.clear()
+        super().handle_output(context, obj.map_batches(_sunk, streamable=True))
+        PROBED[context.asset_key.to_user_string()] = list(EVENTS)
+
+
+EVENTS: list[str] = []
+PROBED: dict[str, list[str]] = {}
+
+
+def _read(ids: pl.Series) -> pl.Series:
+    EVENTS.append("READ")
+    return ids
+
+
+def _sunk(morsel: pl.DataFrame) -> pl.DataFrame:
+    EVENTS.append("SUNK")
+    return morsel
+
+
+def test_the_table_and_the_quarantine_stream_through_their_sinks_never_held_whole(tmp_path):
+    """Each sink gets the rows of its first morsels before the source has read its last
+    ones: no node of either plan holds the rows until it has them all. A node that did (a
+    collect, or `replace_strict` in the quarantine's plan, issue 40) held memory in
+    proportion to the rows read, 1.8 GB at 50M rows of a table with text."""
+    i = pl.int_range(300_000, dtype=pl.Int64)
+    path = tmp_path / "notes.parquet"
+    pl.select(id=i).select(
+        "id",
+        email=pl.when(i % 100 == 29)
+        .then(pl.lit("Bad.User@Shop.com"))
+        .otherwise(pl.format("user.{}@shop.com", i % 1_000)),
+        note=pl.when(i % 100 == 37).then(pl.lit("a note of 25 characters..")).otherwise(None),
+    ).write_parquet(path, row_group_size=20_000)  # a morsel each
+
+    @dd.asset(Notes, quarantine=True)
+    def notes() -> pl.LazyFrame:
+        read = pl.col("id").map_batches(_read, is_elementwise=True)
+        return pl.scan_parquet(path).with_columns(read)
+
+    PROBED.clear()
+    result = run(notes, ProbingParquetIOManager(base_dir=str(tmp_path / "store")))
+
+    assert result.success
+    assert materialization(result, "notes")["dy_quarantined_rows"] == 6_000
+    for key in ("notes", "notes_quarantine"):
+        events = PROBED[key]
+        assert events.count("READ") > 4, (key, events)  # many morsels were read
+        last_read = len(events) - 1 - events[::-1].index("READ")
+        assert events.index("SUNK") < last_read, (key, events)
+
+
 @pytest.mark.parametrize(
     "orders",
     [["ORD-20001", "ORD-20002"], ["ORD-20001", "ORD-20009", "ORD-20010"]],

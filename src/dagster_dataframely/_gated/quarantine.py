@@ -43,7 +43,6 @@ QuarantineStep: TypeAlias = Callable[
 ]
 
 QUARANTINE_SUFFIX = "_quarantine"
-_STATUS = {True: "valid", False: "invalid", None: "unknown"}
 # Metadata an IO manager logs that names where it wrote, most specific first.
 _ADDRESS_KEYS = ("dagster/table_name", "dagster/uri", "path", "uri", "table")
 
@@ -101,14 +100,24 @@ def flagged_quarantine(
     its check name (`False` fails). A rule without a column passed on every row."""
     present = set(flags.collect_schema().names())
     return flags.select(
-        *schema.column_names(),
-        *(
-            pl.col(rule.check_name).replace_strict(_STATUS, return_dtype=pl.String)
-            if rule.check_name in present
-            else pl.lit("valid", dtype=pl.String).alias(rule.check_name)
-            for rule in catalogue
-        ),
+        *schema.column_names(), *(_status(rule.check_name, present) for rule in catalogue)
     )
+
+
+def _status(name: str, present: set[str]) -> pl.Expr:
+    """The flag column `name` in words: `"valid"`, `"invalid"`, `"unknown"` for null;
+    `"valid"` when the flags have no such column.
+
+    Row by row, so polars' streaming engine streams it: `replace_strict` is a whole-column
+    function there, which held the quarantine's plan in memory in proportion to the rows
+    read, not to the rows quarantined (issue 40: 536 MB at 10M rows and 1,869 MB at 50M,
+    against 257 and 272 MB row by row, 5% of the rows quarantined)."""
+    valid = pl.lit("valid", dtype=pl.String)
+    if name not in present:
+        return valid.alias(name)
+    flag = pl.col(name)
+    words = pl.when(flag).then(valid).when(~flag).then(pl.lit("invalid", dtype=pl.String))
+    return words.otherwise(pl.lit("unknown", dtype=pl.String)).alias(name)
 
 
 # ---------------------------------- the writers ---------------------------------- #

@@ -240,4 +240,4 @@ def test_inferring_a_redshift_table_proposes_nothing_it_could_not_count(
     assert "class Payments(dy.Schema):" in source
     assert "allow_inf=False" not in source and "allow_nan=False" not in source
     assert "col.is_in([" not in source
-    assert "proposed (7 rows, values 1 to 3): min=0" in source  # integers are counted
+    assert "proposed (7 rows, values 1 to 3): min=1, max=3" in source  # integers are counted

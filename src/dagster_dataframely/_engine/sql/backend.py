@@ -22,7 +22,7 @@ from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
 from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
-from .exactness import NO_SQL_FORM, NotExact, fallback_engine
+from .exactness import KEYS_IN_POLARS, NO_SQL_FORM, NotExact, fallback_engine
 from .maxima import aggregates, agreeing, in_polars, pushable
 from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
@@ -279,10 +279,14 @@ def compile_rules(
     `unique`/primary-key rule `TRUE` (counted by grouping), where its SQL provably means its
     polars expression; else its reason to fall back to polars, as for every rule that reads
     a column of `skip` (one the database does not hold as polars does) or one whose `facts`
-    (type, collation) make its SQL compare otherwise."""
+    (type, collation) make its SQL compare otherwise. A key rule of an embedded database
+    runs in polars, where it costs less."""
     conditions: dict[str, exp.Expr] = {}
     fallbacks: dict[str, str] = {}
     for rule in rules:
+        if rule.distinct_over is not None and dialect.embedded:
+            fallbacks[rule.name] = KEYS_IN_POLARS
+            continue
         try:
             conditions[rule.name] = _compile(rule, dtypes, dialect, skip, facts)
         except NotExact as declined:

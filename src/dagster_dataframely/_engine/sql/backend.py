@@ -107,6 +107,8 @@ class SQLTable(KeyQueries):
         }
         skip = {c.column for c in casts} - set(in_sql)
         compiled = compile_rules(rules, dtypes, self.dialect, skip=skip, facts=self.facts)
+        if self.dialect.embedded:
+            _keys_in_polars(compiled, rules)
         for cast in casts:
             if cast.column in in_sql:
                 compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
@@ -279,19 +281,26 @@ def compile_rules(
     `unique`/primary-key rule `TRUE` (counted by grouping), where its SQL provably means its
     polars expression; else its reason to fall back to polars, as for every rule that reads
     a column of `skip` (one the database does not hold as polars does) or one whose `facts`
-    (type, collation) make its SQL compare otherwise. A key rule of an embedded database
-    runs in polars, where it costs less."""
+    (type, collation) make its SQL compare otherwise."""
     conditions: dict[str, exp.Expr] = {}
     fallbacks: dict[str, str] = {}
     for rule in rules:
-        if rule.distinct_over is not None and dialect.embedded:
-            fallbacks[rule.name] = KEYS_IN_POLARS
-            continue
         try:
             conditions[rule.name] = _compile(rule, dtypes, dialect, skip, facts)
         except NotExact as declined:
             fallbacks[rule.name] = declined.reason
     return Compiled(conditions, fallbacks)
+
+
+def _keys_in_polars(compiled: Compiled, rules: Sequence[Rule]) -> None:
+    """Each key rule of `compiled` with an SQL form counted in polars instead: beside an
+    embedded database its key columns stream for less than the database's grouping of every
+    key. Only the counts move; a collection's filters and the kept failing rows still read a
+    key's SQL form (`compile_rules`), where the rows stay in the database."""
+    for rule in rules:
+        if rule.distinct_over is not None and rule.name in compiled.conditions:
+            del compiled.conditions[rule.name]
+            compiled.fallbacks[rule.name] = KEYS_IN_POLARS
 
 
 def _compile(

@@ -11,7 +11,7 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -176,7 +176,7 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
 
     def fetched(
         with_columns: list[str] | None, n_rows: int | None, batch_size: int | None
-    ) -> Iterator[pl.DataFrame]:
+    ) -> Generator[pl.DataFrame]:
         cursor = own_cursor(connection)
         cursors.append(cursor)
         relation = cursor.sql(query)

@@ -9,7 +9,7 @@ import re
 import subprocess
 import sys
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,20 @@ from dagster.components.testing import DefsFolderSandbox
 from dagster_duckdb import DuckDBResource
 
 import dagster_dataframely as dd
+from dagster_dataframely._engine.sql.backend import SQLTable
+from dagster_dataframely._engine.sql.dialects import Dialect
+
+#: The `dy_engine` of an embedded DuckDB's `unique`/primary-key rule: its key columns stream
+#: into polars, which counts repeated keys for less than DuckDB's grouping of every key.
+KEY_IN_POLARS = "polars (keys cost less in polars beside an embedded database)"
+#: DuckDB's dialect as if it were a server's, which groups its keys in SQL: the tests of the
+#: SQL key path (repeated keys counted and sampled by grouping) run it on DuckDB.
+GROUPING_DUCKDB = type("GroupingDuckDB", (Dialect,), {"embedded": False})()
+
+
+def grouping_keys(table: SQLTable) -> SQLTable:
+    """`table` with its key rules counted by DuckDB's grouping, not in polars."""
+    return replace(table, dialect=GROUPING_DUCKDB)
 
 
 def evaluations(result: dg.ExecuteInProcessResult) -> dict[str, dg.AssetCheckEvaluation]:

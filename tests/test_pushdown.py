@@ -1,7 +1,8 @@
 """DuckDB pushdown in real runs: a DuckDB file's table checked where it lives.
 
-The rules with an exact SQL form run in DuckDB (`dy_engine: duckdb`), the others stream only
-their columns into polars (`dy_engine: polars`), in the same step and with the same counts
+The rules with an exact SQL form run in DuckDB (`dy_engine: duckdb`), the others, and a key
+rule beside the embedded database, stream only their columns into polars (`dy_engine: polars
+(...)`), in the same step and with the same counts
 as `pushdown=False`; the step log shows the SQL sent; a partition of a naive `TIMESTAMP`
 column is the wall-clock window of the partition's time zone; dbt's models are checked in
 the DuckDB file dbt built.
@@ -19,9 +20,14 @@ import polars as pl
 import pytest
 from dagster_duckdb import DuckDBResource
 from dbt_shop import DATABASE, ShopCustomers, ShopOrders, dbt_models, prepare, resources
-from support import evaluations, logs
+from polars.testing import assert_frame_equal
+from sqlglot import exp
+from support import KEY_IN_POLARS, evaluations, grouping_keys, logs
 
 import dagster_dataframely as dd
+from dagster_dataframely._engine.catalogue import rules
+from dagster_dataframely._engine.evaluate import evaluate
+from dagster_dataframely._engine.sql.backend import SQLTable
 from dagster_dataframely.errors import InvalidSourceError
 
 
@@ -107,7 +113,9 @@ def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_pa
 
     outcomes = _outcomes(pushed)
     engines = {name: engine for name, (_, _, engine) in outcomes.items()}
-    assert {name for name, engine in engines.items() if engine.startswith("polars")} == FALLBACKS
+    in_polars = {name for name, engine in engines.items() if engine.startswith("polars")}
+    assert in_polars == {*FALLBACKS, "dy_rule__primary_key"}
+    assert engines["dy_rule__primary_key"] == KEY_IN_POLARS
     assert {engine.split(" (")[0] for engine in engines.values()} == {"duckdb", "polars"}
     # Each rule that left the database says why, in dy_engine and in the step log.
     assert all(engines[name].startswith("polars (") for name in FALLBACKS)
@@ -131,8 +139,30 @@ def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_pa
     assert key_samples == [[2, 2], [2, 2]]
     sent = [line for line in logs(instance, pushed) if line.startswith("Pushed down to DuckDB:")]
     assert any('FROM "finance"."payments"' in line and "COUNT(*)" in line for line in sent)
-    # The key is grouped once: its count and the keys of its sample come from one query.
-    assert sum('GROUP BY "payment_id"' in line for line in sent) == 1
+    # The key is not grouped in DuckDB: polars counted it over the key's column streamed.
+    assert not any("GROUP BY" in line for line in sent)
+
+
+def test_repeated_keys_are_counted_and_sampled_by_one_duckdb_grouping(tmp_path: Path) -> None:
+    """DuckDB's SQL key path, taken as a server's dialect takes it (an embedded DuckDB's keys
+    are counted in polars): one grouping counts the key and brings back its sample's keys."""
+    connection = duckdb.connect(str(_database(tmp_path / "warehouse.duckdb")))
+    sent: list[str] = []
+
+    def run(sql: str) -> pl.DataFrame:
+        sent.append(sql)
+        return connection.sql(sql).pl()
+
+    rows = exp.select(exp.Star()).from_("finance.payments")
+    table = grouping_keys(SQLTable.of(rows, dialect="duckdb", run=run))
+    keys = [rule for rule in rules(Payments) if rule.distinct_over is not None]
+    pushed = table.evaluate(PAYMENTS.lazy(), keys, max_failure_samples=5, identify=["payment_id"])
+    reference = evaluate(PAYMENTS.lazy(), keys, max_failure_samples=5, identify=["payment_id"])
+
+    assert pushed.engines == {"primary_key": "duckdb"}
+    assert dict(pushed.failed) == dict(reference.failed) == {"primary_key": 2}
+    assert_frame_equal(pushed.samples["primary_key"], reference.samples["primary_key"])
+    assert sum("GROUP BY" in sql for sql in sent) == 1
 
 
 def _partitioned_run(database: Path, partition_expr: str) -> dg.ExecuteInProcessResult:
@@ -193,7 +223,8 @@ def test_dbt_models_are_checked_by_pushdown_in_the_file_dbt_built(
         for e in result.get_asset_check_evaluations()
         if "dy_engine" in e.metadata
     }
-    assert checked[("customers", "dy_rule__primary_key")].metadata["dy_engine"].value == "duckdb"
+    key_engine = checked[("customers", "dy_rule__primary_key")].metadata["dy_engine"].value
+    assert key_engine == KEY_IN_POLARS
     failing = {
         name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)
         for (_, name), e in checked.items()

@@ -3,6 +3,9 @@
 run's resources (and run config) reach the reader; failures name the asset and the reader."""
 
 # No `from __future__ import annotations`: Dagster reads the `context` annotation at runtime.
+import os
+import subprocess
+import sys
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -191,6 +194,49 @@ def _daily_duckdb(database: Path, source: dd.sources.Source) -> list[Any]:
         *assets,
         dd.schema_checks(_warehouse_schema(), asset="orders", partitions_def=DAYS, source=source),
     ]
+
+
+#: A process of its own that leaves a scan of `scan_duckdb` while a collect on another thread
+#: is still reading it, as polars leaves a batch read running after a sample's `head`.
+READ_LEFT_RUNNING = """
+import sys, threading, time
+import duckdb
+import polars as pl
+from dagster_dataframely.sources._duckdb import scan_duckdb
+
+total = int(sys.argv[1])
+counted = []
+connection = duckdb.connect()
+with scan_duckdb(connection, f"SELECT md5(i::VARCHAR) AS h FROM range({total}) t(i)") as scan:
+    def count():
+        counted.append(scan.select(pl.len()).collect(engine="streaming").item())
+    worker = threading.Thread(target=count)
+    worker.start()
+    time.sleep(0.5)
+worker.join()
+connection.close()
+print(counted[0], flush=True)
+"""
+
+
+def test_a_duckdb_read_still_running_when_its_scan_closes_is_stopped_first(
+    tmp_path: Path,
+) -> None:
+    # The scan closed its cursors under a batch read still running on a polars thread: the
+    # process then aborted now and then ("pure virtual method called"), or hung. Closing the
+    # scan now stops the read at its next batch and waits for it before closing anything.
+    script = tmp_path / "read_left_running.py"
+    script.write_text(READ_LEFT_RUNNING)
+    total = 20_000_000
+    run = subprocess.run(
+        [sys.executable, str(script), str(total)],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        timeout=300,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
+    assert int(run.stdout.split()[-1]) < total  # the read ended with the scan, not after it
 
 
 def test_duckdb_partition_reads_only_the_run_partition(tmp_path: Path) -> None:

@@ -11,7 +11,7 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping
+from collections.abc import Generator, Iterator, Mapping
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
@@ -24,6 +24,7 @@ from ..errors import InvalidSourceError
 from ._base import Source, StoredTable, for_run
 from ._duckdb_cursors import DIALECT, own_cursor, read_only, relation
 from ._partitions import require_expr, run_partition
+from ._reads import Reads
 
 if TYPE_CHECKING:
     from ._names import Reference
@@ -162,21 +163,20 @@ class DuckDBTableSource(Source):
 @contextmanager
 def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
     """A LazyFrame over `query`, valid inside the context: each collect streams Arrow batches
-    through its own cursor. The cursors are closed here, on exit, not in the batch generator:
-    a query that stops early (`head`) leaves its generator to be dropped on a polars thread,
-    where closing a DuckDB result aborts the process."""
+    through its own cursor, its reads counted in a `Reads`. On exit the reads are stopped and
+    waited for, then the cursors are closed here, not in the batch generator: polars may leave
+    a generator fetching after its query has its rows (a `head`, a sample), and a DuckDB result
+    closed under a running fetch, or closed on a polars thread, aborts the process."""
     require_duckdb()
     cursors: list[Any] = []
+    reads = Reads()
     probe = own_cursor(connection)
     cursors.append(probe)
     schema = pl.from_arrow(probe.sql(query).limit(0).to_arrow_table()).schema  # type: ignore[union-attr]
 
-    def batches(
-        with_columns: list[str] | None,
-        predicate: pl.Expr | None,
-        n_rows: int | None,
-        batch_size: int | None,
-    ) -> Iterator[pl.DataFrame]:
+    def fetched(
+        with_columns: list[str] | None, n_rows: int | None, batch_size: int | None
+    ) -> Generator[pl.DataFrame]:
         cursor = own_cursor(connection)
         cursors.append(cursor)
         relation = cursor.sql(query)
@@ -187,12 +187,21 @@ def scan_duckdb(connection: Any, query: str) -> Iterator[pl.LazyFrame]:
         reader = relation.to_arrow_reader(batch_size or _BATCH_ROWS)
         cursors.append(reader)
         for batch in iter(reader.read_next_batch, None):
-            frame = pl.DataFrame(pl.from_arrow(batch))
+            yield pl.DataFrame(pl.from_arrow(batch))
+
+    def batches(
+        with_columns: list[str] | None,
+        predicate: pl.Expr | None,
+        n_rows: int | None,
+        batch_size: int | None,
+    ) -> Iterator[pl.DataFrame]:
+        for frame in reads.batches(fetched(with_columns, n_rows, batch_size)):
             yield frame if predicate is None else frame.filter(predicate)
 
     try:
         yield register_io_source(batches, schema=schema, is_pure=True)
     finally:
+        reads.stop()
         for opened in reversed(cursors):
             opened.close()
 

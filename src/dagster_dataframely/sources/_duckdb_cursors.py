@@ -22,8 +22,13 @@ DIALECT = "duckdb"
 #: How often a read-only open waits for another process's write lock.
 _LOCK_TRIES = 10
 #: Settings of the source's own cursors, beside the dialect's pinned session settings: strings
-#: handed over as Arrow string views, polars' own layout.
-_CURSOR_SETTINGS = {"produce_arrow_string_view": "true", "arrow_output_version": "1.4"}
+#: handed over as Arrow string views, polars' own layout; no progress bar, which DuckDB draws
+#: on the process's stderr (the step's log, the CLI) for any query of more than 2 s.
+_CURSOR_SETTINGS = {
+    "produce_arrow_string_view": "true",
+    "arrow_output_version": "1.4",
+    "enable_progress_bar": "false",
+}
 
 
 def relation(

@@ -34,6 +34,8 @@ class Reads:
         `fetched` is the whole read: opening its cursor, each batch, closing the cursor."""
         self._enter()
         try:
+            if self._stopped:  # a read that starts after its scan closed reads nothing
+                return
             for item in fetched:
                 if self._stopped:
                     return

@@ -22,7 +22,7 @@ from ..read_dtypes import Cast
 from .casts import cast_relation, compile_casts
 from .columns import TableFacts, compared
 from .dialects import DIALECTS, Dialect
-from .exactness import NO_SQL_FORM, NotExact, fallback_engine
+from .exactness import KEYS_IN_POLARS, NO_SQL_FORM, NotExact, fallback_engine
 from .maxima import aggregates, agreeing, in_polars, pushable
 from .repeated import TABLE, KeyQueries, RepeatedHead, quoted
 from .rules import groupable, predicate
@@ -107,6 +107,8 @@ class SQLTable(KeyQueries):
         }
         skip = {c.column for c in casts} - set(in_sql)
         compiled = compile_rules(rules, dtypes, self.dialect, skip=skip, facts=self.facts)
+        if self.dialect.embedded:
+            _keys_in_polars(compiled, rules)
         for cast in casts:
             if cast.column in in_sql:
                 compiled.conditions[cast.rule.name] = in_sql[cast.column].unchanged()
@@ -288,6 +290,17 @@ def compile_rules(
         except NotExact as declined:
             fallbacks[rule.name] = declined.reason
     return Compiled(conditions, fallbacks)
+
+
+def _keys_in_polars(compiled: Compiled, rules: Sequence[Rule]) -> None:
+    """Each key rule of `compiled` with an SQL form counted in polars instead: beside an
+    embedded database its key columns stream for less than the database's grouping of every
+    key. Only the counts move; a collection's filters and the kept failing rows still read a
+    key's SQL form (`compile_rules`), where the rows stay in the database."""
+    for rule in rules:
+        if rule.distinct_over is not None and rule.name in compiled.conditions:
+            del compiled.conditions[rule.name]
+            compiled.fallbacks[rule.name] = KEYS_IN_POLARS
 
 
 def _compile(

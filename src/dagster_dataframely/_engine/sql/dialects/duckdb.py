@@ -63,6 +63,11 @@ class Dialect:
     #: `WITH x AS MATERIALIZED (...)` computes `x` once for all its references: a key's
     #: grouping is then summed and limited without a window over it (`repeated`).
     materialized_cte: ClassVar[bool] = True
+    #: The database runs in the checking process (a DuckDB file): a key's repeated rows are
+    #: counted in polars over the key's columns streamed, for less CPU and memory than the
+    #: database's grouping of every key (`benchmarks/pushdown_floor.py`). A server's grouping
+    #: stays there: streaming its keys would cross the network.
+    embedded: ClassVar[bool] = True
     #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
     #: that lets a role create a table in a schema: for the message of a refused failures table.
     grant_role_kind: ClassVar[str | None] = None

@@ -25,7 +25,7 @@ from dagster_dataframely._engine.sql.dialects import Dialect
 
 #: The `dy_engine` of an embedded DuckDB's `unique`/primary-key rule: its key columns stream
 #: into polars, which counts repeated keys for less than DuckDB's grouping of every key.
-KEY_IN_POLARS = "polars (keys cost less in polars beside an embedded database)"
+KEY_IN_POLARS = "polars (keys cost less here than in an embedded database)"
 #: DuckDB's dialect as if it were a server's, which groups its keys in SQL: the tests of the
 #: SQL key path (repeated keys counted and sampled by grouping) run it on DuckDB.
 GROUPING_DUCKDB = type("GroupingDuckDB", (Dialect,), {"embedded": False})()

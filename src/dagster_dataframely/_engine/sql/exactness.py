@@ -25,7 +25,7 @@ NO_SQL_FORM = "no exact SQL form"
 #: Why a key rule of an embedded database (DuckDB in the checking process) runs in polars:
 #: not exactness but cost. Its key columns stream into polars, which counts repeated keys for
 #: about 0.7x the CPU and half the memory of DuckDB's grouping of every key.
-KEYS_IN_POLARS = "keys cost less in polars beside an embedded database"
+KEYS_IN_POLARS = "keys cost less here than in an embedded database"
 
 
 def fallback_engine(reason: str) -> str:

@@ -37,4 +37,13 @@ def test_the_create_dagster_command_pins_the_environments_dagster() -> None:
     assert version("dagster-dg-core") == version("dagster-shared") == dagster
     assert any(_pinned("dagster-shared", r) for r in requires("dagster") or [])
     assert any(_pinned("dagster-shared", r) for r in requires("dagster-dg-core") or [])
-    assert f"uvx create-dagster@{dagster} project shop" in PAGE.read_text()
+    # The page's `uvx` example names the project's locked Dagster (the oldest end of the
+    # supported range runs an older one, so it is read from uv.lock, not from this environment).
+    assert f"uvx create-dagster@{_locked('dagster')} project shop" in PAGE.read_text()
+
+
+def _locked(distribution: str) -> str:
+    """The version of `distribution` in the project's uv.lock."""
+    lock = (PAGE.parents[1] / "uv.lock").read_text()
+    (found,) = re.findall(rf'^name = "{distribution}"\nversion = "([^"]+)"$', lock, re.M)
+    return found

@@ -20,6 +20,7 @@ import logging
 import threading
 from collections.abc import Collection, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -59,7 +60,10 @@ def run_plans(
     )
     tally = _Tally(total=len(chosen))
     remaining = iter(chosen)
-    with ThreadPoolExecutor(workers, thread_name_prefix="dy_checks") as pool:
+    with (
+        _held_open(context, chosen),
+        ThreadPoolExecutor(workers, thread_name_prefix="dy_checks") as pool,
+    ):
         pending: set[Future[_Outcome]] = set()
 
         def submit() -> None:
@@ -79,6 +83,22 @@ def run_plans(
             for future in pending:
                 future.cancel()
     tally.conclude(context)
+
+
+@contextmanager
+def _held_open(
+    context: dg.AssetCheckExecutionContext, plans: Sequence[CheckPlan]
+) -> Iterator[None]:
+    """What the plans' sources hold open for the step (a DuckDB file read-only), once for
+    each kind of source and the resources it reads through."""
+    held: set[tuple[type, frozenset[str]]] = set()
+    with ExitStack() as stack:
+        for plan in plans:
+            kind = (type(plan.source), plan.source.required_resource_keys)
+            if kind not in held:
+                held.add(kind)
+                stack.enter_context(plan.source.held_open(context))
+        yield
 
 
 @dataclass

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -64,6 +64,13 @@ class Source(ABC):
         """Whether the checks of several assets may read through this source at once, from
         threads of one step: true where each read opens a connection of its own."""
         return True
+
+    def held_open(self, context: dg.AssetCheckExecutionContext) -> AbstractContextManager[None]:
+        """What a step that checks many assets through this source's resources holds open
+        while it runs, so that each asset's read does not open it again (nothing, here). It
+        never fails the step: what it cannot open, each asset's read opens, or fails at, on
+        its own."""
+        return nullcontext()
 
     @abstractmethod
     def describe(self) -> str:

@@ -12,7 +12,7 @@ frame without copying its strings (a quarter of the read's CPU time otherwise).
 from __future__ import annotations
 
 from collections.abc import Generator, Iterator, Mapping
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +22,7 @@ from polars.io.plugins import register_io_source
 
 from ..errors import InvalidSourceError
 from ._base import Source, StoredTable, for_run
-from ._duckdb_cursors import DIALECT, own_cursor, read_only, relation
+from ._duckdb_cursors import DIALECT, held_read_only, own_cursor, read_only, relation
 from ._partitions import require_expr, run_partition
 from ._reads import Reads
 
@@ -97,6 +97,12 @@ class DuckDBTableSource(Source):
             source=self.describe(),
             resource_key=self.resource_key,
         )
+
+    def held_open(self, context: dg.AssetCheckExecutionContext) -> AbstractContextManager[None]:
+        """The file, held open read-only for the step where its checks only read."""
+        if not self.read_only:
+            return nullcontext()
+        return held_read_only(getattr(context.resources, self.resource_key))
 
     @contextmanager
     def open(

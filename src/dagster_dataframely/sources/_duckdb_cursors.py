@@ -64,15 +64,13 @@ def read_only(resource: Any) -> Iterator[Any]:
     read-write already (DuckDB opens one file with one configuration per process)."""
     import duckdb
 
-    database = getattr(resource, "database", None)
-    if not isinstance(database, str) or not database or database.startswith(":memory:"):
+    file = _file_of(resource)
+    if file is None:
         with resource.get_connection() as connection:
             yield connection
         return
-    config = dict(getattr(resource, "connection_config", None) or {})
-    config.pop("access_mode", None)
     try:
-        connection = _connect(duckdb, database, config)
+        connection = _connect(duckdb, *file)
     except duckdb.ConnectionException:  # open read-write in this process
         with resource.get_connection() as connection:
             yield connection
@@ -81,6 +79,42 @@ def read_only(resource: Any) -> Iterator[Any]:
         yield connection
     finally:
         connection.close()
+
+
+@contextmanager
+def held_read_only(resource: Any) -> Iterator[None]:
+    """The database file of `resource` held open read-only while the context is open, so
+    that each `read_only` connection inside it joins the open database (DuckDB keeps one
+    instance per file and configuration in a process) instead of opening the file and
+    reading its catalog again: 13 ms a table, for a file of a hundred tables.
+
+    A file that cannot be opened at once (missing, locked, open read-write here) is not
+    held: each read then opens it and fails, or waits for the lock, as its own."""
+    import duckdb
+
+    file = _file_of(resource)
+    try:
+        connection = (
+            None if file is None else duckdb.connect(file[0], read_only=True, config=file[1])
+        )
+    except duckdb.Error:
+        connection = None
+    try:
+        yield
+    finally:
+        if connection is not None:
+            connection.close()
+
+
+def _file_of(resource: Any) -> tuple[str, dict[str, Any]] | None:
+    """The database file `resource` names, and its configuration for a read-only open
+    (without `access_mode`); None for an in-memory database."""
+    database = getattr(resource, "database", None)
+    if not isinstance(database, str) or not database or database.startswith(":memory:"):
+        return None
+    config = dict(getattr(resource, "connection_config", None) or {})
+    config.pop("access_mode", None)
+    return database, config
 
 
 def _connect(duckdb: Any, database: str, config: dict[str, Any]) -> Any:

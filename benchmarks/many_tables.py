@@ -16,7 +16,12 @@ fails in some tables and passes in the others (table i fails `unique` where i % 
   `dagster job execute` with a fresh DAGSTER_HOME, the default multiprocess executor;
 - `in_process`: the same with `checks_job_executor=dg.in_process_executor`;
 - `one_per_step`: the same as `multiprocess` with `checks_per_step=1`, one step per asset;
-- `execute_in_process`: `job.execute_in_process()` in a fresh interpreter.
+- `execute_in_process`: `job.execute_in_process()` in a fresh interpreter;
+- `floor` and `floor_in_process`: Dagster's own cost of the same checks, the floor under
+  `multiprocess` and `in_process`: the same job, steps and check specs (names, blocking),
+  each check passing at once without reading anything. What a contender costs beyond its
+  floor is what the package adds to Dagster; the floor is what any one-check-per-rule
+  Dagster job pays for as many checks through the CLI and its instance.
 
 Dataframely states `is_in` on a string as a column check, `dy.String(check=lambda s:
 s.is_in([...]))`, which the package translates to SQL (`dy_engine: duckdb`), as it does the
@@ -49,7 +54,12 @@ from _measure import MB, child_figures, dispatch, interleaved, load_average
 
 HERE = Path(__file__).resolve().parent
 DBT = HERE.parent / ".bench-venv" / "bin" / "dbt"
-CONTENDERS = ("dbt", "multiprocess", "in_process", "one_per_step", "execute_in_process")
+CONTENDERS = (
+    "dbt", "multiprocess", "in_process", "one_per_step", "execute_in_process", "floor",
+    "floor_in_process",
+)  # fmt: skip
+#: Each floor contender, and the contender whose checks it runs without their work.
+FLOORS = {"floor": "multiprocess", "floor_in_process": "in_process"}
 STATUSES = ("placed", "shipped", "returned")
 #: Each rule, and the tables that fail it: table i where i % FAILS[rule] == 0. The id's nulls
 #: are only in tables whose key repeats too: dbt's `unique` skips nulls, Dataframely's
@@ -92,6 +102,38 @@ defs = dd.with_schemas(
     checks_per_step={per_step},
     checks_job_executor={executor},
 )
+'''
+
+FLOOR = '''\
+"""Dagster's own cost of `location_{measured}`'s checks: the same job, steps and check specs,
+each check passing without reading anything."""
+import dagster as dg
+
+import location_{measured}
+
+
+def passing(checks: dg.AssetChecksDefinition) -> dg.AssetChecksDefinition:
+    @dg.multi_asset_check(
+        specs=list(checks.check_specs), name=checks.node_def.name, can_subset=True
+    )
+    def floor(context: dg.AssetCheckExecutionContext):
+        for key in context.selected_asset_check_keys:
+            yield dg.AssetCheckResult(asset_key=key.asset_key, check_name=key.name, passed=True)
+
+    return floor
+
+
+def floor_of(measured: dg.Definitions) -> dg.Definitions:
+    checks = [passing(each) for each in measured.asset_checks]
+    job = dg.define_asset_job(
+        "checks",
+        selection=dg.AssetSelection.checks(*checks),
+        executor_def=measured.resolve_job_def("checks").executor_def,
+    )
+    return dg.Definitions(assets=list(measured.assets), asset_checks=checks, jobs=[job])
+
+
+defs = floor_of(location_{measured}.defs)
 '''
 
 #: `execute_in_process` in a fresh interpreter: the failing checks, as one JSON line.
@@ -160,6 +202,8 @@ def build(folder: Path, tables: int, rows: int) -> None:
                 executor=executor,
             )
         )
+    for name, measured in FLOORS.items():
+        (folder / f"location_{name}.py").write_text(FLOOR.format(measured=measured))
     project = folder / "dbt"
     (project / "models").mkdir(parents=True)
     (project / "macros").mkdir()
@@ -242,8 +286,11 @@ def measure(contender: str, folder_name: str) -> dict[str, Any]:
                 f"{contender} exited {run.returncode}:\n{run.stdout[-3000:]}{run.stderr[-3000:]}"
             )
         failing, checked = verdicts(contender, folder, home, run.stdout)
-        summary = summary_ms(home) if contender not in ("dbt", "execute_in_process") else -1.0
+        measured = contender not in ("dbt", "execute_in_process", *FLOORS)
+        summary = summary_ms(home) if measured else -1.0
     wanted = {tuple(pair) for pair in json.loads((folder / "expected.json").read_text())}
+    if contender in FLOORS:
+        wanted = set()  # every check of a floor passes
     return {
         "seconds": seconds,
         "cpu_seconds": after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime,
@@ -372,6 +419,22 @@ def report(medians: dict[str, dict[str, float]], tables: int) -> None:
             f"{contender:18} | {m['seconds']:7.1f} {m['cpu_seconds']:7.1f} {m['peak_mb']:8.0f} | "
             f"{wall:>8} {cpu:>8} | {1000 * m['seconds'] / tables:8.0f} "
             f"{1000 * m['cpu_seconds'] / tables:8.0f} | {int(m['checked']):6} {int(m['failing']):7}"
+        )
+    beyond = [(floor, name) for floor, name in FLOORS.items() if {floor, name} <= medians.keys()]
+    if not beyond:
+        return
+    print("\nbeyond Dagster's own cost (the contender less its floor: what the package adds)")
+    for floor, name in beyond:
+        wall = medians[name]["seconds"] - medians[floor]["seconds"]
+        cpu = medians[name]["cpu_seconds"] - medians[floor]["cpu_seconds"]
+        against = (
+            f"; {wall / dbt['seconds']:.2f}x / {cpu / dbt['cpu_seconds']:.2f}x dbt's whole run"
+            if dbt
+            else ""
+        )
+        print(
+            f"  {name}: {wall:.1f} s wall, {cpu:.1f} cpu s ({1000 * wall / tables:.0f} / "
+            f"{1000 * cpu / tables:.0f} ms a table){against}"
         )
 
 

@@ -22,6 +22,12 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
   as the run resolved it (defaults, run config): the sidecar hands it to the IO manager it
   loads with, as Dagster does for a step's own inputs (pinned by
   `tests/test_sources_dagster_private.py`).
+- Each check's evaluation records the latest materialization of its asset, which Dagster
+  reads from the instance one asset at a time, through the step's `_data_version_cache`
+  (`AssetCheckResult.to_asset_check_evaluation`), unless the step is partitioned.
+  `_fetch_input_asset_version_info(keys)` fills that cache for many assets with one read
+  of the asset records; the evaluations then record the same materializations (pinned by
+  `tests/test_steps_dagster_private.py`).
 - `StepExecutionContext.repository_def` is set only in a deployed code location; elsewhere
   (`materialize`, `execute_in_process` of a job) the job's asset graph is a subset of the
   code location's, and its `source_asset_graph` is the whole graph of the Definitions.
@@ -35,7 +41,7 @@ manager, nor to tell a run from a direct invocation. These facts are read here, 
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -52,6 +58,7 @@ __all__ = [
     "DagsterInvalidPropertyError",
     "StoredTable",
     "asset_graph",
+    "fetch_latest_materializations",
     "in_run",
     "output_io_manager",
     "resource_config",
@@ -209,6 +216,22 @@ def output_io_manager(context: Context, output_name: str) -> Any:
     """The IO manager that stores the step's output `output_name`."""
     step = context.get_step_execution_context()
     return step.get_io_manager(StepOutputHandle(step.step.key, output_name))
+
+
+def fetch_latest_materializations(
+    context: dg.AssetCheckExecutionContext, keys: Sequence[dg.AssetKey]
+) -> None:
+    """Read the latest materialization of each asset of `keys` in one read of the instance,
+    for the evaluations of their checks in this step, which would otherwise read it asset by
+    asset: 22 ms an asset on a DAGSTER_HOME's SQLite storage. Nothing in a partitioned step,
+    whose evaluations read their partition's materialization each."""
+    step = context.get_step_execution_context()
+    if step.has_partition_key:
+        return
+    cache = step._data_version_cache
+    missing = [key for key in keys if key not in cache.input_asset_version_info]
+    if missing:
+        cache._fetch_input_asset_version_info(missing)
 
 
 def resource_config(context: Context | dg.AssetCheckExecutionContext, key: str) -> Any:

@@ -27,6 +27,7 @@ from typing import Any
 import dagster as dg
 
 from .._checks import figures as f
+from .._checks import step_internals
 from .._checks.summary import Summary
 from .._engine.display import shorten
 from .._engine.severity import listed
@@ -58,6 +59,7 @@ def run_plans(
         + ("" if concurrent or len(chosen) < 2 else " (a source reads one table at a time)")
         + "."
     )
+    step_internals.fetch_latest_materializations(context, [plan.key for plan in chosen])
     tally = _Tally(total=len(chosen))
     remaining = iter(chosen)
     with (

@@ -206,3 +206,13 @@ def sandbox() -> Iterator[DefsFolderSandbox]:
     """An empty `defs` folder of a dg project, in a temporary directory."""
     with create_defs_folder_sandbox() as sandbox:
         yield sandbox
+
+
+@pytest.fixture
+def streamed_keys(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An embedded DuckDB's key rules counted in polars whatever the table's size, as a table
+    of a million rows has them counted (`Dialect.keys_streamed_from`): the tests of that path
+    keep their small tables."""
+    from dagster_dataframely._engine.sql.dialects import Dialect
+
+    monkeypatch.setattr(Dialect, "keys_streamed_from", 0)

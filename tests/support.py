@@ -23,12 +23,13 @@ import dagster_dataframely as dd
 from dagster_dataframely._engine.sql.backend import SQLTable
 from dagster_dataframely._engine.sql.dialects import Dialect
 
-#: The `dy_engine` of an embedded DuckDB's `unique`/primary-key rule: its key columns stream
-#: into polars, which counts repeated keys for less than DuckDB's grouping of every key.
+#: The `dy_engine` of the `unique`/primary-key rule of a large table (a million rows) of an
+#: embedded DuckDB: its key columns stream into polars, which counts repeated keys for less
+#: than DuckDB's grouping of every key.
 KEY_IN_POLARS = "polars (keys cost less here than in an embedded database)"
-#: DuckDB's dialect as if it were a server's, which groups its keys in SQL: the tests of the
-#: SQL key path (repeated keys counted and sampled by grouping) run it on DuckDB.
-GROUPING_DUCKDB = type("GroupingDuckDB", (Dialect,), {"embedded": False})()
+#: DuckDB's dialect as if it were a server's, which groups its keys in SQL whatever the
+#: table's size: the tests of the SQL key path run it on DuckDB.
+GROUPING_DUCKDB = type("GroupingDuckDB", (Dialect,), {"keys_streamed_from": None})()
 
 
 def grouping_keys(table: SQLTable) -> SQLTable:

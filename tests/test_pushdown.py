@@ -105,7 +105,9 @@ def _outcomes(result: dg.ExecuteInProcessResult) -> dict[str, tuple[int, int, st
     }
 
 
-def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_path: Path) -> None:
+def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(
+    tmp_path: Path, streamed_keys: None
+) -> None:
     database = _database(tmp_path / "warehouse.duckdb")
 
     instance, pushed = _run(database, dd.sources.DuckDBTableSource())
@@ -143,9 +145,48 @@ def test_rules_run_in_duckdb_and_the_rest_in_polars_with_streaming_counts(tmp_pa
     assert not any("GROUP BY" in line for line in sent)
 
 
+class Events(dy.Schema):
+    event_id = dy.Int64(primary_key=True)
+
+
+@pytest.mark.parametrize(
+    ("rows", "engine"), [(999_999, "duckdb"), (1_000_000, KEY_IN_POLARS), (None, KEY_IN_POLARS)]
+)
+def test_a_duckdb_tables_size_decides_where_its_key_is_counted(
+    tmp_path: Path, rows: int | None, engine: str
+) -> None:
+    """Below a million rows DuckDB groups the key for less than starting a stream of it;
+    from a million, polars counts it over the key's column streamed, for less CPU and memory.
+    The catalog's count decides; a view has none, and may read anything, so it streams. The
+    counts are the same either way."""
+    database = tmp_path / "events.duckdb"
+    with duckdb.connect(str(database)) as connection:
+        size = rows or 1_000
+        # One key repeated twice: 2 failing rows.
+        connection.execute(
+            f"create table events as select case when range = 7 then 6 else range end as "
+            f"event_id from range({size})"
+        )
+        if rows is None:
+            connection.execute("alter table events rename to stored")
+            connection.execute("create view events as select * from stored")
+    checks = dd.schema_checks(Events, asset="events", source=dd.sources.DuckDBTableSource())
+    result = dg.materialize(
+        [dg.AssetSpec("events"), checks],
+        resources={"duckdb": DuckDBResource(database=str(database))},
+        selection=dg.AssetSelection.checks(checks),
+        raise_on_error=False,
+    )
+
+    key = evaluations(result)["dy_rule__primary_key"]
+    assert key.metadata["dy_engine"].value == engine
+    assert key.metadata["dy_failed_count"].value == 2
+
+
 def test_repeated_keys_are_counted_and_sampled_by_one_duckdb_grouping(tmp_path: Path) -> None:
-    """DuckDB's SQL key path, taken as a server's dialect takes it (an embedded DuckDB's keys
-    are counted in polars): one grouping counts the key and brings back its sample's keys."""
+    """DuckDB's SQL key path, taken as a server's dialect takes it (a large DuckDB table's
+    keys are counted in polars): one grouping counts the key and brings back its sample's
+    keys."""
     connection = duckdb.connect(str(_database(tmp_path / "warehouse.duckdb")))
     sent: list[str] = []
 
@@ -224,7 +265,7 @@ def test_dbt_models_are_checked_by_pushdown_in_the_file_dbt_built(
         if "dy_engine" in e.metadata
     }
     key_engine = checked[("customers", "dy_rule__primary_key")].metadata["dy_engine"].value
-    assert key_engine == KEY_IN_POLARS
+    assert key_engine == "duckdb"  # a small model's key is grouped in DuckDB
     failing = {
         name: (e.metadata["dy_failed_count"].value, e.metadata["dy_engine"].value)
         for (_, name), e in checked.items()

@@ -229,7 +229,6 @@ def test_every_cast_at_its_limit_is_made_in_duckdb_and_the_rules_count_as_polars
         "dy_rule__float_decimal__min",  # a Decimal bound has no SQL form
         "dy_rule__float_uint__max",  # the rules of a column polars casts
         "dy_rule__uints_stay_below_the_small_ints",
-        "dy_rule__primary_key",  # an embedded DuckDB's key: cheaper in polars
     }
     sent = [line for line in logs(instance, pushed) if line.startswith("Pushed down to DuckDB:")]
     cast = 'CASE WHEN "__dy_read"."int_int" BETWEEN -32768 AND 32767 THEN "__dy_read"."int_int"'

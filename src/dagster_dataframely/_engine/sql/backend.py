@@ -107,7 +107,8 @@ class SQLTable(KeyQueries):
         }
         skip = {c.column for c in casts} - set(in_sql)
         compiled = compile_rules(rules, dtypes, self.dialect, skip=skip, facts=self.facts)
-        if self.dialect.embedded:
+        streamed_from, rows = self.dialect.keys_streamed_from, self.facts.rows
+        if streamed_from is not None and (rows is None or rows >= streamed_from):
             _keys_in_polars(compiled, rules)
         for cast in casts:
             if cast.column in in_sql:
@@ -294,9 +295,10 @@ def compile_rules(
 
 def _keys_in_polars(compiled: Compiled, rules: Sequence[Rule]) -> None:
     """Each key rule of `compiled` with an SQL form counted in polars instead: beside an
-    embedded database its key columns stream for less than the database's grouping of every
-    key. Only the counts move; a collection's filters and the kept failing rows still read a
-    key's SQL form (`compile_rules`), where the rows stay in the database."""
+    embedded database a large table's key columns stream for less than the database's
+    grouping of every key (`Dialect.keys_streamed_from`). Only the counts move; a
+    collection's filters and the kept failing rows still read a key's SQL form
+    (`compile_rules`), where the rows stay in the database."""
     for rule in rules:
         if rule.distinct_over is not None and rule.name in compiled.conditions:
             del compiled.conditions[rule.name]

@@ -19,6 +19,10 @@ from sqlglot import exp
 
 from .columns import ColumnFacts, TableFacts
 
+#: The column of a catalog query's rows that holds the table's rows as the catalog counts
+#: them, where it has that count (`TableFacts.rows`).
+ESTIMATED_ROWS = "estimated_rows"
+
 
 class Catalog(Protocol):
     """What `read_facts` needs of a `Dialect` (which imports this module's helpers)."""
@@ -53,13 +57,17 @@ def read_facts(
         )
         return TableFacts(read=False)
     facts = dialect.column_facts(rows)
-    return TableFacts(facts) if facts else TableFacts(read=False)
+    if not facts:
+        return TableFacts(read=False)
+    estimated = rows.get_column(ESTIMATED_ROWS)[0] if ESTIMATED_ROWS in rows.columns else None
+    return TableFacts(facts, rows=None if estimated is None else int(estimated))
 
 
 def duckdb_catalog(table: exp.Table) -> exp.Select:
     """DuckDB: the names, types and positions of `table`'s columns (`pragma_table_info`,
     which finds the table as the query does), the table's `CREATE` statement (its columns'
-    collations; none for a view) and the connection's `default_collation`. The rows are put
+    collations; none for a view), its rows as its storage counts them (none for a view) and
+    the connection's `default_collation`. The rows are put
     in column order by `duckdb_facts`: an `ORDER BY` here cost DuckDB more than the query."""
     info = exp.Table(
         this=exp.Anonymous(
@@ -68,7 +76,7 @@ def duckdb_catalog(table: exp.Table) -> exp.Select:
         alias=exp.TableAlias(this=exp.to_identifier("c")),
     )
     created = (
-        exp.select(exp.column("sql"))
+        exp.select(exp.column("sql"), exp.column("estimated_size"))
         .from_(exp.Table(this=exp.Anonymous(this="duckdb_tables", expressions=[])))
         .where(*_located(table, "table_name", "schema_name", "database_name"))
     )
@@ -82,6 +90,7 @@ def duckdb_catalog(table: exp.Table) -> exp.Select:
             exp.column("sql", "t"),
             exp.alias_(setting, "default_collation"),
             exp.column("cid", "c"),
+            exp.alias_(exp.column("estimated_size", "t"), ESTIMATED_ROWS),
         )
         .from_(info)
         .join(created.subquery("t"), on=exp.true(), join_type="left")
@@ -96,7 +105,7 @@ def duckdb_facts(rows: pl.DataFrame, binary_collation: str | None) -> dict[str, 
     listed = sorted(rows.rows(), key=lambda row: row[4])  # in column order
     create = next((row[2] for row in listed if row[2]), None)  # the table's, on every row
     declared = _declared_collations(create) if create else {}
-    for name, data_type, create, default, _ in listed:
+    for name, data_type, create, default, *_ in listed:
         text = data_type == "VARCHAR"
         collation = declared.get(name) or default or (None if create else "undeclared")
         binary = collation is None or collation.lower() == binary_collation

@@ -51,6 +51,9 @@ class TableFacts:
 
     columns: Mapping[str, ColumnFacts] = field(default_factory=dict)
     read: bool = True
+    #: The table's rows as the catalog counts them, the whole table's even where a partition
+    #: is checked (None: a catalog without that count, a view).
+    rows: int | None = None
 
     def declined(
         self,

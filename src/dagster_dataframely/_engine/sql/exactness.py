@@ -22,9 +22,10 @@ class NotExact(Exception):
 
 #: The reason of a rule declined without a more specific one.
 NO_SQL_FORM = "no exact SQL form"
-#: Why a key rule of an embedded database (DuckDB in the checking process) runs in polars:
-#: not exactness but cost. Its key columns stream into polars, which counts repeated keys for
-#: about 0.7x the CPU and half the memory of DuckDB's grouping of every key.
+#: Why a key rule of a large table of an embedded database (DuckDB in the checking process)
+#: runs in polars: not exactness but cost. Its key columns stream into polars, which counts
+#: repeated keys for less CPU and memory than DuckDB's grouping of every key
+#: (`Dialect.keys_streamed_from`).
 KEYS_IN_POLARS = "keys cost less here than in an embedded database"
 
 

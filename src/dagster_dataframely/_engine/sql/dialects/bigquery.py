@@ -18,7 +18,7 @@ from .forms import count_case
 class BigQueryDialect(Dialect):
     name = "bigquery"
     title = "BigQuery"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     #: Its client reports legacy names: `INTEGER` and `FLOAT` are 64 bits.
     reported_types: ClassVar[dict[str, str]] = {"INTEGER": "INT64", "FLOAT": "FLOAT64"}
     #: Its client describes a `NUMERIC` without precision and scale: read as a float.

@@ -17,7 +17,7 @@ from .duckdb import Dialect
 class PostgresDialect(Dialect):
     name = "postgres"
     title = "PostgreSQL"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     #: Text order follows the database's collation, not bytes.
     binary_string_order = False
     #: `value out of range: overflow` (and `underflow`) for float8.

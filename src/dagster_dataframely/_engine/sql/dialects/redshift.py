@@ -33,7 +33,7 @@ class RedshiftDialect(Dialect):
 
     name = "redshift"
     title = "Redshift"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     nan_is_largest = False  # so a float bound asks `is_nan`, which declines
     binary_string_order = False
     float_to_decimal = False

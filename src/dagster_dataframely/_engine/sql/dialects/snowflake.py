@@ -22,7 +22,7 @@ class SnowflakeDialect(Dialect):
 
     name = "snowflake"
     title = "Snowflake"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     #: Its connector reports wire types: `FIXED` numbers, and `REAL` is 64 bits.
     reported_types: ClassVar[dict[str, str]] = {"FIXED": "NUMBER", "REAL": "DOUBLE"}
     binary_string_order = False

@@ -22,7 +22,7 @@ class SparkDialect(Dialect):
 
     name = "spark"
     title = "Spark"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     #: How Spark rounds a double cast to a `DECIMAL` is not known to be polars' way.
     float_to_decimal = False
     #: `TIMESTAMP_NTZ` (microseconds) is the wall clock; `TIMESTAMP` is an instant.

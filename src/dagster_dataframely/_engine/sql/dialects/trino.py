@@ -23,7 +23,7 @@ class TrinoDialect(Dialect):
 
     name = "trino"
     title = "Trino"
-    embedded = False  # a server: its keys are grouped where they are
+    keys_streamed_from = None  # a server: its keys are grouped where they are
     #: NaN compares false with everything, itself included (IEEE 754 doubles); the form of
     #: a float bound written for that (`is_nan` beside the comparison) is exact under
     #: polars' order too, which matters where a connector evaluates the comparison in its

@@ -10,6 +10,7 @@ from typing import Any
 
 import dagster as dg
 import polars as pl
+import pytest
 from conftest import Storage
 from defective import DEFECTIVE_COUNTS, WARN_RULES
 from shop import MEMBERS, Shop, shop_frames
@@ -160,3 +161,38 @@ def test_the_readme_shows_the_summary_its_first_example_prints(tmp_path: Path) -
     )
 
     assert _logged(instance, result) == shown.group(1)
+
+
+def test_a_summary_is_logged_at_the_end_or_at_an_error_never_where_the_step_stopped_reading() -> (
+    None
+):
+    """A step that stops reading the events (its IO manager failed to store an output) has
+    ended: the generator is closed whenever it is collected, perhaps after the run and its
+    instance are gone, and then logs nothing (it once wrote a one-check summary into a
+    torn-down instance's storage)."""
+    from dagster_dataframely._checks.summary import summarized
+
+    def results() -> Any:
+        for check in ("a", "b"):
+            yield dg.AssetCheckResult(asset_key="orders", check_name=check, passed=True)
+
+    def failing() -> Any:
+        yield from results()
+        raise RuntimeError("the gate stopped the run")
+
+    logged: list[str] = []
+
+    class Log:
+        def info(self, text: str) -> None:
+            logged.append(text)
+
+    assert len(list(summarized(results(), Log()))) == 2
+    assert len(logged) == 1 and logged[0].startswith("dagster-dataframely: 2 checks")
+    events = summarized(failing(), Log())
+    with pytest.raises(RuntimeError):
+        list(events)
+    assert len(logged) == 2
+    abandoned = summarized(results(), Log())
+    next(abandoned)
+    abandoned.close()
+    assert len(logged) == 2

@@ -74,14 +74,21 @@ class Summary:
 
 def summarized(events: Iterable[E], log: Any) -> Iterator[E]:
     """`events`, passed on as they come; at the end, even when the step stops with an error
-    after its results, the summary of their check results as one entry of `log`."""
+    after its results, the summary of their check results as one entry of `log`. Not where
+    the step stopped reading them (an IO manager that failed to store an output): the
+    step has ended, and the generator is closed whenever it is collected, perhaps after
+    the run and its instance are gone."""
     summary = Summary()
+    abandoned = False
     try:
         for event in events:
             summary.add(event)
             yield event
+    except GeneratorExit:
+        abandoned = True
+        raise
     finally:
-        if summary.checked:
+        if summary.checked and not abandoned:
             log.info(summary.text())
 
 

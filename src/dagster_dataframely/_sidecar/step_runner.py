@@ -93,13 +93,10 @@ def _held_open(
 ) -> Iterator[None]:
     """What the plans' sources hold open for the step (a DuckDB file read-only), once for
     each kind of source and the resources it reads through."""
-    held: set[tuple[type, frozenset[str]]] = set()
+    kinds = {(type(plan.source), plan.source.required_resource_keys): plan.source for plan in plans}
     with ExitStack() as stack:
-        for plan in plans:
-            kind = (type(plan.source), plan.source.required_resource_keys)
-            if kind not in held:
-                held.add(kind)
-                stack.enter_context(plan.source.held_open(context))
+        for source in kinds.values():
+            stack.enter_context(source.held_open(context))
         yield
 
 

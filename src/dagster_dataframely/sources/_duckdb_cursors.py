@@ -94,9 +94,7 @@ def held_read_only(resource: Any) -> Iterator[None]:
 
     file = _file_of(resource)
     try:
-        connection = (
-            None if file is None else duckdb.connect(file[0], read_only=True, config=file[1])
-        )
+        connection = None if file is None else _connect(duckdb, *file, tries=1)
     except duckdb.Error:
         connection = None
     try:
@@ -117,11 +115,11 @@ def _file_of(resource: Any) -> tuple[str, dict[str, Any]] | None:
     return database, config
 
 
-def _connect(duckdb: Any, database: str, config: dict[str, Any]) -> Any:
+def _connect(duckdb: Any, database: str, config: dict[str, Any], tries: int = _LOCK_TRIES) -> Any:
     """`database` opened read-only, waiting for a writer in another process to let go of
     its lock as `DuckDBResource` waits (10 tries, doubling from 0.1 s)."""
     delay = 0.1
-    for _ in range(_LOCK_TRIES - 1):
+    for _ in range(tries - 1):
         try:
             return duckdb.connect(database, read_only=True, config=config)
         except duckdb.IOException as error:

@@ -66,10 +66,10 @@ class Dialect:
     #: The database runs in the checking process (a DuckDB file): from this many rows (the
     #: catalog's count; a view's, unknown, counts as many), a key's repeated rows are counted
     #: in polars over the key's columns streamed, for less CPU and memory than the database's
-    #: grouping of every key: 0.63x its CPU and half its memory at 20M rows, 0.78x at 4M,
+    #: grouping of every key: 0.63x its CPU and half its memory at 20M rows, 0.77x at 4M,
     #: even at 1M (`benchmarks/pushdown_floor.py`). Below it, starting the stream costs more
-    #: than the grouping (13 ms a table at 100,000 rows). None: never; a server's grouping
-    #: stays there, as streaming its keys would cross the network.
+    #: than the grouping (8 ms a table at 100,000 rows, `benchmarks/many_tables.py`). None:
+    #: never; a server's grouping stays there, as streaming its keys would cross the network.
     keys_streamed_from: ClassVar[int | None] = 1_000_000
     #: How a GRANT names a role (`TO ROLE r` in Snowflake; None: `TO r`), and the privilege
     #: that lets a role create a table in a schema: for the message of a refused failures table.

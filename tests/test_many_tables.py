@@ -170,6 +170,10 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
             in (dg.DagsterEventType.STEP_SUCCESS, dg.DagsterEventType.STEP_FAILURE)
         }
         lines = [entry.user_message for entry in instance.all_logs(record.run_id)]
+        failures = [
+            str(entry.dagster_event.step_failure_data.error)  # type: ignore[union-attr]
+            for entry in instance.all_logs(record.run_id, of_type=dg.DagsterEventType.STEP_FAILURE)
+        ]
         step_of = {
             entry.dagster_event.event_specific_data.asset_key.to_user_string(): entry.step_key  # type: ignore[union-attr]
             for entry in instance.all_logs(
@@ -183,6 +187,7 @@ def cli_run(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Any]:
         "evaluations": evaluations,
         "steps": steps,
         "lines": lines,
+        "failures": "\n".join(failures),
         "database": database,
     }
 
@@ -218,7 +223,9 @@ def test_an_unreadable_table_fails_its_own_checks_and_hides_no_other(
     # decide nothing about this one.
     assert cli_run["run"].status == dg.DagsterRunStatus.FAILURE
     assert cli_run["process"].returncode != 0
-    output = cli_run["process"].stdout + cli_run["process"].stderr
+    # The step's failure as the run records it: the CLI prints a step's last lines through
+    # Dagster's mirror of its captured logs, which loses them now and then on a loaded machine.
+    output = cli_run["failures"]
     assert TablesNotCheckedError.__name__ in output
     assert "2 of 50 tables could not be checked" in output and MISSING in output
     assert BROKEN in output
